@@ -1,0 +1,69 @@
+"""One benchmark run, from a composed config to result.json: plain functions, no Hydra."""
+import dataclasses
+import os
+import platform
+import sys
+from pathlib import Path
+
+from . import __version__, capabilities, data, environments, launch, project_dir, results, sysinfo
+from .config import Config
+from .errors import BenchError
+
+
+def effective_task(cfg: Config):
+    """The task's hyperparameters with the preset applied: what the worker runs."""
+    task = dataclasses.asdict(cfg.task)
+    if cfg.task.kind == "train" and cfg.preset.epochs:
+        task["epochs"] = cfg.preset.epochs
+    if cfg.task.kind == "inference" and cfg.preset.inference_batches:
+        task["num_batches"] = cfg.preset.inference_batches
+    return task
+
+
+def worker_environment(cfg: Config):
+    env = dict(os.environ)
+    env.update(cfg.framework.env)
+    env["PYTHONUNBUFFERED"] = "1"
+    return env
+
+
+def run_benchmark(cfg: Config, config_dict, run_dir: Path):
+    """Check, prepare, run the worker, and write result.json; returns the result."""
+    run_dir.mkdir(parents=True, exist_ok=True)
+    result = {"config": config_dict, "status": "failed", "bench_version": __version__,
+              "orchestrator": {"python": sys.version.split()[0],
+                               "executable": sys.executable,
+                               "platform": platform.platform()}}
+    env = worker_environment(cfg)
+    result["host"] = sysinfo.host(project_dir(), env)
+    try:
+        capabilities.check(cfg)
+        python, found_by = environments.find_python(cfg.framework)
+        result["worker"] = {"python": python, "found_by": found_by}
+        prepared = data.prepare(cfg.task, cfg.data, cfg.preset)
+        result["data"] = prepared
+    except BenchError as exc:
+        result["status"] = exc.status
+        result["error"] = str(exc)
+        return _finish(result, run_dir)
+    task = effective_task(cfg)
+    run = {"task": task, "seed": cfg.seed, "precision": cfg.precision.name,
+           "device": dataclasses.asdict(cfg.device),
+           "framework": {"name": cfg.framework.name, "package": cfg.framework.package,
+                         "options": dict(cfg.framework.options)},
+           "data": {"arrays": prepared["arrays"], "limits": prepared["limits"]}}
+    raw = launch.run_worker(python, run, run_dir, cfg.preset.timeout_s, env)
+    result.update(raw)
+    result["effective_task"] = task
+    result["stats"] = results.derive(raw, task)
+    _finish(result, run_dir)
+    if raw.get("interrupted"):
+        raise KeyboardInterrupt
+    return result
+
+
+def _finish(result, run_dir):
+    results.write(run_dir / "result.json", result)
+    print(results.summary_line(result), flush=True)
+    print(f"result: {run_dir / 'result.json'}", flush=True)
+    return result

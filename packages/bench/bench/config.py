@@ -1,0 +1,146 @@
+"""Typed config schemas, registered once in Hydra's ConfigStore.
+
+Each `conf/<group>/<option>.yaml` names its schema in its defaults list and sets values only,
+so an unknown key or a wrongly typed value is a composition error, not a silent default.
+The task schemas take their defaults from `bench_shared.spec`, where SPEC.md is written once.
+"""
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Optional
+
+from hydra.core.config_store import ConfigStore
+from omegaconf import MISSING
+
+from bench_shared import spec
+
+
+@dataclass
+class SGDConfig:
+    name: str = "sgd"
+    lr: float = spec.CNN.learning_rate
+    momentum: float = spec.CNN.momentum  # heavy-ball
+
+
+@dataclass
+class AdamConfig:
+    name: str = "adam"
+    lr: float = spec.RNN.learning_rate
+    beta1: float = spec.RNN.beta1
+    beta2: float = spec.RNN.beta2
+    eps: float = spec.RNN.epsilon
+
+
+@dataclass
+class TaskConfig:
+    name: str = MISSING
+    kind: str = MISSING  # "train" or "inference"
+    dataset: str = MISSING
+    batch_size: int = MISSING
+    description: str = ""
+
+
+@dataclass
+class CnnTask(TaskConfig):
+    name: str = "cnn"
+    kind: str = "train"
+    dataset: str = "cifar10"
+    batch_size: int = spec.CNN.batch_size
+    epochs: int = spec.CNN.epochs
+    optimizer: SGDConfig = field(default_factory=SGDConfig)
+
+
+@dataclass
+class RnnTask(TaskConfig):
+    name: str = "rnn"
+    kind: str = "train"
+    dataset: str = "imdb"
+    batch_size: int = spec.RNN.batch_size
+    epochs: int = spec.RNN.epochs
+    optimizer: AdamConfig = field(default_factory=AdamConfig)
+
+
+@dataclass
+class Resnet50Task(TaskConfig):
+    name: str = "resnet50"
+    kind: str = "inference"
+    dataset: str = "images224"
+    batch_size: int = spec.ResNet50.batch_size
+    num_batches: int = spec.ResNet50.num_batches
+    warmup_passes: int = spec.ResNet50.warmup_passes
+
+
+@dataclass
+class Capabilities:
+    tasks: List[str] = MISSING
+    precisions: Dict[str, List[str]] = MISSING  # device -> precisions
+
+
+@dataclass
+class FrameworkConfig:
+    name: str = MISSING  # the option name: framework=<name>
+    display_name: str = MISSING
+    package: str = MISSING  # import name of the Rosetta Bench package, e.g. bench_torch
+    module: str = MISSING  # import name of the framework itself, e.g. torch
+    nox_session: str = MISSING  # `nox -s <session>` builds its environment
+    python: Optional[str] = None  # an explicit interpreter wins over discovery
+    capabilities: Capabilities = field(default_factory=Capabilities)
+    # tuning switches: keys and value types are fixed by conf/framework/<name>.yaml
+    options: Dict[str, Any] = field(default_factory=dict)
+    env: Dict[str, str] = field(default_factory=dict)  # extra environment for its workers
+
+
+@dataclass
+class DeviceConfig:
+    name: str = MISSING  # cpu or gpu
+    index: int = 0
+
+
+@dataclass
+class PrecisionConfig:
+    name: str = MISSING  # fp32, fp16 or bf16
+    description: str = ""
+
+
+@dataclass
+class DataConfig:
+    name: str = MISSING
+    seed: int = 0
+    cache_dir: Optional[str] = None  # default: $BENCH_CACHE_DIR, else ~/.cache/rosetta-bench
+
+
+@dataclass
+class PresetConfig:
+    """Shrinks a run without changing its code path; null keeps the task's SPEC value."""
+
+    name: str = MISSING
+    train_examples: Optional[int] = None
+    test_examples: Optional[int] = None
+    epochs: Optional[int] = None
+    inference_batches: Optional[int] = None
+    timeout_s: float = 6 * 3600.0  # a worker still running after this is killed: `failed`
+
+
+@dataclass
+class Config:
+    task: TaskConfig = MISSING
+    framework: FrameworkConfig = MISSING
+    device: DeviceConfig = MISSING
+    precision: PrecisionConfig = MISSING
+    data: DataConfig = MISSING
+    preset: PresetConfig = MISSING
+    seed: int = 0
+
+
+def register():
+    cs = ConfigStore.instance()
+    cs.store(name="base_config", node=Config)
+    for group, name, node in [
+        ("task", "cnn_schema", CnnTask),
+        ("task", "rnn_schema", RnnTask),
+        ("task", "resnet50_schema", Resnet50Task),
+        ("framework", "framework_schema", FrameworkConfig),
+        ("device", "device_schema", DeviceConfig),
+        ("precision", "precision_schema", PrecisionConfig),
+        ("data", "data_schema", DataConfig),
+        ("preset", "preset_schema", PresetConfig),
+    ]:
+        cs.store(group=group, name=name, node=node)

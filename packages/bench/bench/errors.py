@@ -1,0 +1,21 @@
+"""Errors the orchestrator reports as one line, before any worker starts."""
+
+
+class BenchError(Exception):
+    """A problem the user can fix; its message says what was asked, what exists, what to do."""
+
+    status = "failed"
+
+
+class UnsupportedError(BenchError):
+    """A combination the framework or this machine cannot run."""
+
+    status = "unsupported"
+
+
+class EnvironmentNotFound(BenchError):
+    """No interpreter with the framework's package was found."""
+
+
+class DataError(BenchError):
+    """A dataset that is missing, corrupt or cannot be prepared."""

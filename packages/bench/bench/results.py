@@ -1,0 +1,79 @@
+"""Derived statistics, the result record and the one-line summary."""
+import json
+import os
+import statistics
+from pathlib import Path
+
+from bench_shared import spec
+
+
+def _median(values):
+    return statistics.median(values) if values else None
+
+
+def training_stats(raw, task):
+    epochs = raw["timings"].get("epoch", [])
+    if not epochs:
+        return {}
+    steady = epochs[1:]
+    per_epoch = _median(steady) if steady else epochs[0]
+    examples = raw["batches_per_epoch"] * task["batch_size"]
+    batch_times = [t for epoch in raw.get("batch_seconds", [])[1:] for t in epoch]
+    stats = {
+        "train_seconds": sum(epochs),  # the 2018 table's figure: every epoch's loop
+        "first_epoch_seconds": epochs[0],
+        "steady_epoch_seconds": _median(steady),
+        "steady_epoch_spread": (max(steady) - min(steady)) if len(steady) > 1 else None,
+        "examples_per_second": examples / per_epoch,
+        "steady_state_measured": bool(steady),
+        "median_batch_seconds": _median(batch_times),
+    }
+    stats["achieved_gflops"] = (stats["examples_per_second"]
+                                * spec.flops_per_example(task["name"], training=True) / 1e9)
+    return stats
+
+
+def inference_stats(raw, task):
+    seconds = raw["timings"].get("inference", [None])[-1]
+    if seconds is None:
+        return {}
+    images = raw["images"]
+    return {
+        "inference_seconds": seconds,
+        "warmup_seconds": sum(raw["timings"].get("warmup", [])),
+        "seconds_per_1000_images": seconds / images * 1000,
+        "images_per_second": images / seconds,
+        "achieved_gflops": images / seconds
+        * spec.flops_per_example(task["name"], training=False) / 1e9,
+    }
+
+
+def derive(raw, task):
+    if raw.get("status") != "ok":
+        return {}
+    return (training_stats if task["kind"] == "train" else inference_stats)(raw, task)
+
+
+def summary_line(result):
+    c = result["config"]
+    head = (f"{c['framework']['name']} {c['task']['name']} {c['device']['name']} "
+            f"{c['precision']['name']} preset={c['preset']['name']}")
+    if result["status"] != "ok":
+        return f"{head}: {result['status'].upper()} - {result.get('error', '')}"
+    s = result["stats"]
+    if c["task"]["kind"] == "train":
+        steady = s["steady_epoch_seconds"]
+        return (f"{head}: train {s['train_seconds']:.1f} s (first epoch "
+                f"{s['first_epoch_seconds']:.1f} s, steady {steady:.1f} s/epoch), "
+                if steady is not None else
+                f"{head}: train {s['train_seconds']:.1f} s (one epoch), ") + (
+                f"{s['examples_per_second']:.0f} examples/s, "
+                f"test accuracy {result['accuracy']:.4f} on {result['test_examples']}")
+    return (f"{head}: {s['seconds_per_1000_images']:.2f} s per 1000 images "
+            f"({s['images_per_second']:.1f} images/s, warm-up {s['warmup_seconds']:.1f} s)")
+
+
+def write(path: Path, result):
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(result, indent=1, sort_keys=True, default=str))
+    os.replace(tmp, path)

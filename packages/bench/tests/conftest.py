@@ -1,0 +1,63 @@
+"""Fixtures for the orchestrator's tests: the real CLI in a subprocess, with the numpy fake
+framework (tests/fake_framework) added to a copy of conf/ and a private data cache."""
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import bench
+
+HERE = Path(__file__).resolve().parent
+FAKE = HERE / "fake_framework"
+
+
+@pytest.fixture(scope="session")
+def conf_copy(tmp_path_factory):
+    conf = tmp_path_factory.mktemp("conf") / "conf"
+    shutil.copytree(bench.conf_dir(), conf)
+    shutil.copy(FAKE / "fake.yaml", conf / "framework" / "fake.yaml")
+    return conf
+
+
+@pytest.fixture(scope="session")
+def cache_dir(tmp_path_factory):
+    return tmp_path_factory.mktemp("cache")
+
+
+@pytest.fixture
+def bench_env(conf_copy, cache_dir, tmp_path):
+    env = dict(os.environ)
+    env.update(BENCH_CONF_DIR=str(conf_copy), BENCH_CACHE_DIR=str(cache_dir),
+               BENCH_PROJECT_DIR=str(tmp_path / "project"),
+               PYTHONPATH=os.pathsep.join(filter(None, [str(FAKE), env.get("PYTHONPATH")])))
+    return env
+
+
+class Run:
+    def __init__(self, proc, cwd):
+        self.proc, self.cwd = proc, cwd
+        self.returncode = proc.returncode
+        self.output = proc.stdout + proc.stderr
+        self.result_paths = [Path(p) for p in re.findall(r"^result: (.+)$", proc.stdout, re.M)]
+
+    @property
+    def result(self):
+        import json
+
+        assert len(self.result_paths) == 1, self.output
+        return json.loads(self.result_paths[0].read_text())
+
+
+@pytest.fixture
+def run_bench(bench_env, tmp_path):
+    def run(*args, env=None, timeout=600):
+        proc = subprocess.run([sys.executable, "-m", "bench", *args], cwd=tmp_path,
+                              env=env or bench_env, capture_output=True, text=True,
+                              timeout=timeout)
+        return Run(proc, tmp_path)
+
+    return run

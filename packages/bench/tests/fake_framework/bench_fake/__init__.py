@@ -1,0 +1,53 @@
+"""A numpy stand-in framework for the orchestrator's tests: real workers, no deep-learning
+framework. Its models are tiny (softmax regression, bag of words, a random projection) but
+they learn the synthetic data, and its `fault` option makes a worker crash, hang or die."""
+import os
+import signal
+import sys
+import time
+
+CAPABILITIES = {"tasks": ["cnn", "resnet50", "rnn"], "precisions": {"cpu": ["fp32"]}}
+_options = {}
+
+
+def setup(run):
+    _options.update(run["framework"]["options"])
+    fault = _options["fault"]
+    if fault == "crash":
+        sys.stderr.write("fake: about to crash on purpose\n")
+        raise RuntimeError("fake crash requested")
+    if fault == "exit":
+        sys.stderr.write("fake: exiting without a result\n")
+        sys.stderr.flush()
+        os._exit(7)
+    if fault == "kill":
+        sys.stderr.write("fake: killing myself\n")
+        sys.stderr.flush()
+        os.kill(os.getpid(), signal.SIGKILL)
+    if fault == "hang":
+        sys.stderr.write("fake: hanging\n")
+        sys.stderr.flush()
+        time.sleep(3600)
+    if fault == "unsupported":
+        raise NotImplementedError("cnn is not supported by fake 0.0: asked to say so")
+    return {"lr": _options["lr"]}
+
+
+def sync():
+    pass
+
+
+def versions():
+    return {"fake": "0.0"}
+
+
+def count_parameters(model):
+    return int(sum(p.size for p in model.params))
+
+
+def memory_stats():
+    return None
+
+
+def lr():
+    return _options["lr"]

@@ -1,0 +1,105 @@
+"""End to end through `python -m bench` in a subprocess, with real worker processes."""
+import json
+
+FAST = ["framework=fake", "preset=smoke"]
+
+
+def test_training_run_writes_a_complete_result(run_bench):
+    run = run_bench(*FAST, "task=cnn")
+    assert run.returncode == 0, run.output
+    r = run.result
+    assert r["status"] == "ok"
+    assert r["config"]["task"]["name"] == "cnn" and r["config"]["preset"]["name"] == "smoke"
+    assert r["effective_task"]["epochs"] == 2  # the preset's, not SPEC's 10
+    assert r["train_examples"] == 1280 and r["test_examples"] == 512
+    assert r["batches_per_epoch"] == 1280 // 64
+    assert len(r["timings"]["epoch"]) == 2 and len(r["losses"]) == 2
+    assert [len(b) for b in r["batch_seconds"]] == [20, 20]
+    for key in ("build", "first_step", "data_load", "evaluation"):
+        assert key in r["timings"], key
+    assert r["timings"]["first_step"] <= r["timings"]["epoch"][0]
+    s = r["stats"]
+    assert s["train_seconds"] == sum(r["timings"]["epoch"])
+    assert s["first_epoch_seconds"] == r["timings"]["epoch"][0]
+    assert s["examples_per_second"] == 1280 / s["steady_epoch_seconds"]
+    assert r["param_count"] == 3 * 32 * 32 * 10 + 10
+    assert r["worker"]["found_by"] == "current interpreter"
+    host = r["host"]
+    assert host["cpu_count"] >= 1 and host["cpu"] and "environment_variables" in host
+    assert r["framework"]["versions"] == {"fake": "0.0"}
+    assert r["peak_rss_bytes"] > 10 * 2**20
+    assert "torch cnn" not in run.output and "fake cnn cpu fp32 preset=smoke: train" in run.output
+    assert (run.result_paths[0].parent / "run.json").is_file()
+    assert (run.result_paths[0].parent / "worker.log").is_file()
+
+
+def test_learning_model_beats_chance_and_a_frozen_one_does_not(run_bench):
+    learned = run_bench(*FAST, "task=cnn").result["accuracy"]
+    frozen = run_bench(*FAST, "task=cnn", "framework.options.lr=0.0").result["accuracy"]
+    assert learned > 0.5, learned  # 10 classes: chance is 0.1
+    assert 0.05 < frozen < 0.16, frozen
+    learned = run_bench(*FAST, "task=rnn").result["accuracy"]
+    frozen = run_bench(*FAST, "task=rnn", "framework.options.lr=0.0").result["accuracy"]
+    assert learned > 0.7, learned  # 2 classes: chance is 0.5
+    assert 0.4 < frozen < 0.6, frozen
+
+
+def test_inference_run(run_bench):
+    run = run_bench(*FAST, "task=resnet50")
+    assert run.returncode == 0, run.output
+    r = run.result
+    assert r["images"] == 32 and r["effective_task"]["num_batches"] == 1
+    assert len(r["timings"]["warmup"]) == 1 and len(r["timings"]["inference"]) == 1
+    s = r["stats"]
+    assert s["seconds_per_1000_images"] == r["timings"]["inference"][0] / 32 * 1000
+    assert "s per 1000 images" in run.output
+
+
+def test_crashing_worker_gives_failed_result_with_its_stderr(run_bench):
+    run = run_bench(*FAST, "framework.options.fault=crash")
+    assert run.returncode == 1
+    r = run.result
+    assert r["status"] == "failed"
+    assert "fake crash requested" in r["error"]
+    assert any("about to crash on purpose" in line for line in r["output_tail"])
+    assert "FAILED" in run.output
+
+
+def test_worker_exiting_or_killed_without_result_is_failed(run_bench):
+    run = run_bench(*FAST, "framework.options.fault=exit")
+    assert run.returncode == 1
+    assert run.result["error"] == "worker exited with status 7 without writing a result"
+    assert "fake: exiting without a result" in run.result["output_tail"]
+    run = run_bench(*FAST, "framework.options.fault=kill")
+    assert run.returncode == 1
+    assert run.result["error"] == "worker died with signal 9"
+
+
+def test_hanging_worker_is_killed_at_the_timeout(run_bench):
+    run = run_bench(*FAST, "framework.options.fault=hang", "preset.timeout_s=3", timeout=120)
+    assert run.returncode == 1
+    assert run.result["status"] == "failed"
+    assert run.result["error"] == "worker timed out after 3 s and was killed"
+    assert "fake: hanging" in run.result["output_tail"]
+
+
+def test_framework_saying_unsupported(run_bench):
+    run = run_bench(*FAST, "framework.options.fault=unsupported")
+    assert run.returncode == 2
+    assert run.result["status"] == "unsupported"
+    assert "not supported by fake 0.0" in run.result["error"]
+
+
+def test_multirun_writes_one_result_per_job_and_goes_on_after_failures(run_bench):
+    run = run_bench("-m", *FAST, "task=cnn,rnn", "framework.options.fault=none,crash")
+    assert run.returncode == 1
+    assert len(run.result_paths) == 4
+    statuses = sorted(json.loads(p.read_text())["status"] for p in run.result_paths)
+    assert statuses == ["failed", "failed", "ok", "ok"]
+    assert len({p.parent for p in run.result_paths}) == 4
+
+
+def test_progress_is_plain_lines_when_not_a_terminal(run_bench):
+    run = run_bench(*FAST, "task=cnn")
+    assert "train epoch 1/2: " in run.output and "loss" in run.output
+    assert "\r" not in run.output  # no carriage-return bar redraws in logs

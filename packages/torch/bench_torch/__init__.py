@@ -1,0 +1,82 @@
+"""PyTorch for Rosetta Bench: capabilities, device and thread setup, and the device sync."""
+import os
+
+import torch
+
+# The same values as conf/framework/torch.yaml (the orchestrator reads that file without
+# importing torch); tests/test_capabilities.py asserts that the two agree.
+CAPABILITIES = {
+    "tasks": ["cnn", "resnet50", "rnn"],
+    "precisions": {"cpu": ["fp32", "bf16"], "gpu": ["fp32", "fp16", "bf16"]},
+}
+OPTIONS = ("threads", "interop_threads", "channels_last", "compile", "cudnn_benchmark", "tf32")
+AUTOCAST_DTYPES = {"fp32": None, "fp16": torch.float16, "bf16": torch.bfloat16}
+
+_device = torch.device("cpu")
+
+
+def device():
+    return _device
+
+
+def sync():
+    if _device.type == "cuda":
+        torch.cuda.synchronize(_device)
+
+
+def versions():
+    return {
+        "torch": torch.__version__,
+        "cuda": torch.version.cuda,
+        "cudnn": torch.backends.cudnn.version() if torch.backends.cudnn.is_available() else None,
+        "mkldnn": torch.backends.mkldnn.is_available(),
+    }
+
+
+def setup(run):
+    """Choose the device, set threads and kernel switches; return what was applied."""
+    global _device
+    options = run["framework"]["options"]
+    unknown = sorted(set(options) - set(OPTIONS))
+    if unknown:
+        raise ValueError("unknown torch options %s; known: %s" % (unknown, ", ".join(OPTIONS)))
+    if run["device"]["name"] == "gpu":
+        if not torch.cuda.is_available():
+            raise NotImplementedError(
+                "device=gpu is not supported by torch %s: this build sees no CUDA device"
+                % torch.__version__)
+        _device = torch.device("cuda", run["device"]["index"])
+        torch.cuda.set_device(_device)
+    else:
+        _device = torch.device("cpu")
+    threads = options["threads"] or len(os.sched_getaffinity(0))
+    torch.set_num_threads(threads)
+    torch.set_num_interop_threads(options["interop_threads"])
+    # cuDNN autotuning (off by default in PyTorch) and TF32 (on for cuDNN convolutions by
+    # default, which is not FP32): both explicit, both recorded.
+    torch.backends.cudnn.benchmark = bool(options["cudnn_benchmark"])
+    torch.backends.cudnn.allow_tf32 = bool(options["tf32"])
+    torch.backends.cuda.matmul.allow_tf32 = bool(options["tf32"])
+    # denormals cost ~100x on x86 CPUs; a random-weight ResNet produces them
+    flush_denormal = torch.set_flush_denormal(True)
+    torch.manual_seed(run["seed"])
+    settings = {
+        "device": str(_device),
+        "device_name": torch.cuda.get_device_name(_device) if _device.type == "cuda" else None,
+        "threads": torch.get_num_threads(),
+        "interop_threads": torch.get_num_interop_threads(),
+        "flush_denormal": flush_denormal,
+    }
+    settings.update({k: options[k] for k in OPTIONS if k not in settings})
+    return settings
+
+
+def count_parameters(model):
+    return sum(p.numel() for p in model.net.parameters())
+
+
+def memory_stats():
+    if _device.type != "cuda":
+        return None
+    return {"peak_allocated_bytes": torch.cuda.max_memory_allocated(_device),
+            "peak_reserved_bytes": torch.cuda.max_memory_reserved(_device)}

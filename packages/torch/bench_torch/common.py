@@ -1,0 +1,68 @@
+"""The PyTorch training step and inference loop that every task module shares."""
+import contextlib
+
+import numpy as np
+import torch
+
+from . import AUTOCAST_DTYPES, device
+
+
+class Model(object):
+    """A network with what it runs with: loss, optimiser, precision and memory format."""
+
+    def __init__(self, run, net, optimizer=None, image_input=False):
+        options = run["framework"]["options"]
+        self.device = device()
+        self.channels_last = bool(options["channels_last"]) and image_input
+        memory_format = torch.channels_last if self.channels_last else torch.contiguous_format
+        self.net = net.to(self.device, memory_format=memory_format)
+        self.optimizer = optimizer(self.net.parameters()) if optimizer else None
+        self.loss_fn = torch.nn.CrossEntropyLoss()  # softmax fused into the loss, batch mean
+        self.dtype = AUTOCAST_DTYPES[run["precision"]]
+        # fp16 gradients underflow without loss scaling; bf16 has fp32's exponent range
+        self.scaler = torch.amp.GradScaler(self.device.type,
+                                           enabled=self.dtype == torch.float16)
+        # torch.compile wraps the module; .net stays the plain module for weights and counts
+        self.forward = torch.compile(self.net) if options["compile"] else self.net
+
+    def autocast(self):
+        if self.dtype is None:
+            return contextlib.nullcontext()
+        return torch.autocast(self.device.type, dtype=self.dtype)
+
+    def to_device(self, array):
+        return torch.from_numpy(np.ascontiguousarray(array)).to(self.device, non_blocking=True)
+
+    def to_input(self, x):
+        t = self.to_device(x)
+        return t.contiguous(memory_format=torch.channels_last) if self.channels_last else t
+
+
+def train_epoch(model, batches):
+    """One epoch of forward, loss, backward and optimiser step; returns the mean loss.
+
+    The loss is summed on the device and read once at the end: no host round-trip per step.
+    """
+    model.net.train()
+    total, steps = torch.zeros((), device=model.device), 0
+    for x, y in batches:
+        x, y = model.to_input(x), model.to_device(y).long()
+        model.optimizer.zero_grad(set_to_none=True)
+        with model.autocast():
+            loss = model.loss_fn(model.forward(x), y)
+        model.scaler.scale(loss).backward()
+        model.scaler.step(model.optimizer)
+        model.scaler.update()
+        total += loss.detach().float()
+        steps += 1
+    return total.item() / steps
+
+
+def predict(model, batches):
+    """Outputs for every batch in eval mode without autograd, copied to host memory as float32."""
+    model.net.eval()
+    outputs = []
+    with torch.inference_mode(), model.autocast():
+        for x in batches:
+            outputs.append(model.forward(model.to_input(x)).float())
+    return torch.cat(outputs).cpu().numpy()

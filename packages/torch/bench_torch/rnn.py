@@ -1,0 +1,45 @@
+"""GRU sentiment classifier the PyTorch way: nn.Embedding + fused nn.GRU (cuDNN on GPU) + Adam."""
+import functools
+
+import torch
+from torch import nn, optim
+
+from bench_shared.spec import RNN
+
+from . import common
+
+
+class GRUClassifier(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.embedding = nn.Embedding(RNN.vocab_size, RNN.embedding_dim)
+        # PyTorch's GRU is the cuDNN form: gates r, z, n, biases b_ih and b_hh (reset_after)
+        self.gru = nn.GRU(RNN.embedding_dim, RNN.hidden_units, batch_first=True)
+        self.fc = nn.Linear(RNN.hidden_units, RNN.num_classes)
+        # Keras' initialisers, the seed's convention (spec.RNN.init)
+        nn.init.uniform_(self.embedding.weight, -0.05, 0.05)
+        for gate in range(3):
+            rows = slice(gate * RNN.hidden_units, (gate + 1) * RNN.hidden_units)
+            nn.init.xavier_uniform_(self.gru.weight_ih_l0[rows])
+            nn.init.orthogonal_(self.gru.weight_hh_l0[rows])
+        nn.init.zeros_(self.gru.bias_ih_l0)
+        nn.init.zeros_(self.gru.bias_hh_l0)
+        nn.init.xavier_uniform_(self.fc.weight)
+        nn.init.zeros_(self.fc.bias)
+
+    def forward(self, tokens):
+        _, last = self.gru(self.embedding(tokens))  # zero initial state; last = h at t = 150
+        return self.fc(last[-1])
+
+
+def build_model(run):
+    adam = run["task"]["optimizer"]
+    optimizer = functools.partial(optim.Adam, lr=adam["lr"], betas=(adam["beta1"], adam["beta2"]),
+                                  eps=adam["eps"])
+    with torch.no_grad():
+        net = GRUClassifier()
+    return common.Model(run, net, optimizer)
+
+
+train_epoch = common.train_epoch
+predict = common.predict

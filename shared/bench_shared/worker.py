@@ -1,0 +1,158 @@
+"""The worker: runs one benchmark in the framework's own interpreter.
+
+    python -m bench_shared.worker run.json
+
+run.json (written by the orchestrator) names the framework package, the task, the device,
+the precision, the effective hyperparameters and the prepared arrays. The worker memory-maps
+the arrays, seeds, builds the batch order, calls the framework's task module under the
+stopwatch and writes the raw result to run["output"]. Exit status: 0 ok, 1 failed,
+3 unsupported. Statistics and reports are the orchestrator's job.
+"""
+import importlib
+import json
+import os
+import sys
+import time
+import traceback
+
+import numpy as np
+
+from . import batching, progress, spec
+from .timing import Stopwatch
+
+EXIT_OK, EXIT_FAILED, EXIT_UNSUPPORTED = 0, 1, 3
+
+
+def load_arrays(data):
+    """Memory-map the prepared .npy files, limited to the preset's example counts."""
+    arrays = {}
+    for key, path in sorted(data["arrays"].items()):
+        array = np.load(path, mmap_mode="r")
+        limit = data["limits"].get(key.split("_")[0])
+        arrays[key] = array[:limit] if limit else array
+    return arrays
+
+
+def run_training(run, fw, task, arrays, stopwatch, result):
+    cfg = run["task"]
+    seed = run["seed"]
+    x, y = arrays["train_x"], arrays["train_y"]
+    with stopwatch.region("build"):
+        model = task.build_model(run)
+    result["param_count"] = fw.count_parameters(model)
+    result["losses"], result["batch_seconds"] = [], []
+    for epoch in range(cfg["epochs"]):
+        batches = batching.TrainBatches(
+            x, y, cfg["batch_size"], seed, epoch, sync=fw.sync if epoch == 0 else None,
+            on_batch=progress.Throttle("train", batching.num_complete_batches(len(x), cfg["batch_size"])))
+        if len(batches) == 0:
+            raise ValueError("%d training examples make no complete batch of %d"
+                             % (len(x), cfg["batch_size"]))
+        progress.emit("phase", phase="train", epoch=epoch + 1, epochs=cfg["epochs"],
+                      total=len(batches), unit="batch")
+        with stopwatch.region("epoch") as start:
+            loss = task.train_epoch(model, batches)
+        if epoch == 0:  # a one-batch epoch has no second hand-over: its first step is the epoch
+            end = batches.first_step_end
+            result["timings"]["first_step"] = end - start if end else stopwatch.last("epoch")
+        result["losses"].append(float(loss))
+        result["batch_seconds"].append(np.round(np.diff(batches.stamps), 6).tolist())
+        progress.emit("phase_end", phase="train", seconds=stopwatch.last("epoch"), loss=float(loss))
+    result["train_examples"] = len(x)
+    result["batches_per_epoch"] = len(batches)
+    # evaluation: untimed for the benchmark, but its duration is recorded
+    test_x, test_y = arrays["test_x"], arrays["test_y"]
+    progress.emit("phase", phase="evaluate", total=len(test_x), unit="example")
+    start = time.perf_counter()
+    logits = task.predict(model, batching.eval_batches(test_x, cfg["batch_size"]))
+    result["timings"]["evaluation"] = time.perf_counter() - start
+    expected = (len(test_x), spec.TASKS[cfg["name"]].num_classes)
+    if logits.shape != expected:
+        raise ValueError("predict returned shape %s, expected %s" % (logits.shape, expected))
+    result["accuracy"] = float(np.mean(np.argmax(logits, axis=1) == np.asarray(test_y)))
+    result["test_examples"] = len(test_x)
+    progress.emit("phase_end", phase="evaluate", accuracy=result["accuracy"])
+    return model
+
+
+def run_inference(run, fw, task, arrays, stopwatch, result):
+    cfg = run["task"]
+    with stopwatch.region("build"):
+        model = task.build_model(run)
+    result["param_count"] = fw.count_parameters(model)
+    batches = batching.fixed_batches(arrays["images_x"], cfg["batch_size"], cfg["num_batches"])
+    for phase in ["warmup"] * cfg["warmup_passes"] + ["inference"]:
+        progress.emit("phase", phase=phase, total=len(batches), unit="batch")
+        with stopwatch.region(phase):
+            features = task.predict(model, batches)
+        progress.emit("phase_end", phase=phase, seconds=stopwatch.last(phase))
+    expected = (len(batches) * cfg["batch_size"], spec.ResNet50.features)
+    if features.shape != expected:
+        raise ValueError("predict returned shape %s, expected %s" % (features.shape, expected))
+    result["images"] = expected[0]
+    result["features"] = {"mean": float(features.mean()), "std": float(features.std()),
+                          "finite": bool(np.isfinite(features).all())}
+    return model
+
+
+def peak_rss_bytes():
+    try:
+        import resource
+    except ImportError:  # not on Windows
+        return None
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # kB on Linux
+
+
+def execute(run):
+    result = {"status": "failed", "timings": {}, "python": sys.version.split()[0],
+              "numpy": np.__version__, "pid": os.getpid()}
+    code = EXIT_FAILED
+    try:
+        np.random.seed(run["seed"])
+        fw = importlib.import_module(run["framework"]["package"])
+        result["framework"] = {"versions": fw.versions()}
+        result["framework"]["settings"] = fw.setup(run)
+        task = importlib.import_module(run["framework"]["package"] + "." + run["task"]["name"])
+        stopwatch = Stopwatch(fw.sync)
+        start = time.perf_counter()
+        arrays = load_arrays(run["data"])
+        result["timings"]["data_load"] = time.perf_counter() - start
+        runner = run_training if run["task"]["kind"] == "train" else run_inference
+        runner(run, fw, task, arrays, stopwatch, result)
+        result["timings"].update(stopwatch.regions)
+        result["device_memory"] = fw.memory_stats()
+        result["status"] = "ok"
+        code = EXIT_OK
+    except NotImplementedError as exc:
+        result["status"] = "unsupported"
+        result["error"] = str(exc)
+        code = EXIT_UNSUPPORTED
+    except Exception as exc:  # a benchmark failure is a result, not a lost run
+        result["error"] = "%s: %s" % (type(exc).__name__, exc)
+        result["traceback"] = traceback.format_exc()
+        traceback.print_exc()
+    result["peak_rss_bytes"] = peak_rss_bytes()
+    return result, code
+
+
+def write_json_atomic(path, obj):
+    tmp = path + ".tmp"
+    with open(tmp, "w") as f:
+        json.dump(obj, f, indent=1, sort_keys=True)
+    os.replace(tmp, path)
+
+
+def main(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
+    if len(argv) != 1:
+        sys.stderr.write("usage: python -m bench_shared.worker run.json\n")
+        return 2
+    with open(argv[0]) as f:
+        run = json.load(f)
+    result, code = execute(run)
+    write_json_atomic(run["output"], result)
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())
