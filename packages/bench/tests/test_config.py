@@ -1,0 +1,77 @@
+"""The configs through Hydra's Compose API: typed, SPEC's defaults, typos rejected."""
+import dataclasses
+
+import pytest
+from hydra import compose, initialize_config_dir
+from hydra.errors import ConfigCompositionException
+from omegaconf import OmegaConf
+
+import bench
+from bench import app, capabilities, config
+from bench_shared import spec
+
+
+def compose_typed(*overrides):
+    config.register()
+    with initialize_config_dir(config_dir=str(bench.conf_dir()), version_base="1.3"):
+        cfg = compose(config_name="config", overrides=list(overrides))
+    return OmegaConf.to_object(cfg)
+
+
+@pytest.mark.parametrize("task,schema", [("cnn", config.CnnTask), ("rnn", config.RnnTask),
+                                         ("resnet50", config.Resnet50Task)])
+def test_each_task_arrives_as_its_own_dataclass(task, schema):
+    cfg = compose_typed(f"task={task}")
+    assert type(cfg) is config.Config
+    assert type(cfg.task) is schema  # Hydra must not lose the subclass
+    assert type(cfg.framework) is config.FrameworkConfig
+
+
+def test_defaults_follow_spec():
+    cnn = compose_typed("task=cnn").task
+    assert (cnn.epochs, cnn.batch_size) == (10, 64)
+    assert (cnn.optimizer.name, cnn.optimizer.lr, cnn.optimizer.momentum) == ("sgd", 0.01, 0.9)
+    rnn = compose_typed("task=rnn").task
+    assert (rnn.epochs, rnn.batch_size, rnn.optimizer.name) == (3, 64, "adam")
+    assert (rnn.optimizer.lr, rnn.optimizer.beta1, rnn.optimizer.beta2, rnn.optimizer.eps) == \
+        (0.001, 0.9, 0.999, 1e-8)
+    resnet = compose_typed("task=resnet50").task
+    assert resnet.batch_size * resnet.num_batches == 1280 and resnet.warmup_passes == 1
+    cfg = compose_typed()
+    assert (cfg.task.name, cfg.device.name, cfg.precision.name, cfg.preset.name) == \
+        ("cnn", "cpu", "fp32", "full")
+
+
+def test_presets_shrink_without_changing_the_task():
+    full = compose_typed("task=cnn", "preset=full")
+    assert app.effective_task(full)["epochs"] == spec.CNN.epochs
+    smoke = compose_typed("task=cnn", "preset=smoke")
+    assert app.effective_task(smoke)["epochs"] == smoke.preset.epochs < spec.CNN.epochs
+    assert dataclasses.asdict(smoke.task) == dataclasses.asdict(full.task)
+    quick = compose_typed("task=resnet50", "preset=quick")
+    assert app.effective_task(quick)["num_batches"] == quick.preset.inference_batches
+
+
+@pytest.mark.parametrize("override", ["task.epochz=3", "task.epochs=ten", "device.index=x",
+                                      "task=cnn_v2", "preset.train_examples=many",
+                                      "framework.options.new_switch=1", "bogus=1"])
+def test_unknown_keys_and_bad_values_are_errors(override):
+    with pytest.raises(ConfigCompositionException):
+        compose_typed(override)
+
+
+def test_option_types_are_checked_against_the_declaration():
+    capabilities.check_options("torch", {"compile": True, "threads": 4})
+    with pytest.raises(bench.errors.BenchError, match="must be a bool"):
+        capabilities.check_options("torch", {"compile": "yes"})
+    with pytest.raises(bench.errors.BenchError, match="must be a int"):
+        capabilities.check_options("torch", {"threads": True})
+
+
+@pytest.mark.parametrize("framework", capabilities.framework_names())
+def test_every_framework_config_composes_and_declares_capabilities(framework):
+    cfg = compose_typed(f"framework={framework}")
+    assert cfg.framework.name == framework
+    assert set(cfg.framework.capabilities.tasks) <= set(spec.TASKS)
+    for device, precisions in cfg.framework.capabilities.precisions.items():
+        assert device in ("cpu", "gpu") and set(precisions) <= {"fp32", "fp16", "bf16"}

@@ -1,0 +1,100 @@
+"""Synthetic data (shapes, determinism, class structure), IMDB preprocessing, the cache."""
+import multiprocessing
+import time
+
+import numpy as np
+
+from bench.data import cache, imdb, synthetic
+
+
+def test_cifar_stand_in_has_cifar_shapes_and_is_deterministic():
+    a = synthetic.cifar10(200, 50, seed=0)
+    assert a["train_x"].shape == (200, 3, 32, 32) and a["train_x"].dtype == np.float32
+    assert a["test_x"].shape == (50, 3, 32, 32) and a["train_y"].dtype == np.int64
+    assert 0.0 <= a["train_x"].min() and a["train_x"].max() <= 1.0
+    assert set(a["train_y"]) == set(range(10))
+    b = synthetic.cifar10(200, 50, seed=0)
+    assert all(np.array_equal(a[k], b[k]) for k in a)
+    c = synthetic.cifar10(200, 50, seed=1)
+    assert not np.array_equal(a["train_x"], c["train_x"])
+
+
+def nearest_class_mean_accuracy(train_x, train_y, test_x, test_y, classes):
+    """A model that learns (class means) against one that cannot (shuffled labels)."""
+    f = lambda x: x.reshape(len(x), -1).astype(np.float64)  # noqa: E731
+    means = np.stack([f(train_x)[train_y == c].mean(0) for c in range(classes)])
+    scores = f(test_x) @ means.T - 0.5 * (means ** 2).sum(1)
+    return np.mean(scores.argmax(1) == test_y)
+
+
+def test_cifar_stand_in_is_learnable_and_labels_matter():
+    a = synthetic.cifar10(2000, 1000, seed=0)
+    learned = nearest_class_mean_accuracy(a["train_x"], a["train_y"], a["test_x"], a["test_y"], 10)
+    shuffled = np.random.default_rng(0).permutation(a["train_y"])
+    chance = nearest_class_mean_accuracy(a["train_x"], shuffled, a["test_x"], a["test_y"], 10)
+    # shuffled labels can still map a class or two onto the right label by luck
+    assert learned > 0.6 and chance < 0.3, (learned, chance)
+    assert learned < 0.95  # flipped labels keep it from being trivial
+
+
+def test_imdb_stand_in_has_imdb_shapes():
+    a = synthetic.imdb_like(300, 100, seed=0)
+    x = a["train_x"]
+    assert x.shape == (300, 150) and x.dtype == np.int32 and a["test_x"].shape == (100, 150)
+    assert x.min() >= 0 and x.max() < 30000
+    assert (x == 2).any()  # out-of-vocabulary words exist
+    assert (x[:, -1] != 0).all()  # front padding: the last step is always a real token
+    short = (x == 0).any(axis=1)
+    assert 0 < short.mean() < 0.5  # some reviews are shorter than 150 tokens, most are not
+    assert (x[short][np.arange(short.sum()), (x[short] == 0).sum(1)] == 1).all()  # start token
+    assert set(a["train_y"]) == {0, 1}
+
+
+def test_imdb_preprocessing_rules():
+    reviews = [[5, 6, 7], list(range(1, 201)), [29996, 29997, 40000]]
+    x = imdb.preprocess(reviews, seq_len=6, vocab_size=30000)
+    # short: front-padded, start token 1, every rank shifted by 3
+    assert x[0].tolist() == [0, 0, 1, 8, 9, 10]
+    # long: keeps the *last* tokens (the start token is cut off)
+    assert x[1].tolist() == [198, 199, 200, 201, 202, 203]
+    # ranks that land at >= 30,000 after the shift become OOV (2)
+    assert x[2].tolist() == [0, 0, 1, 29999, 2, 2]
+    assert x.dtype == np.int32
+
+
+def _prepare(entry, counter):
+    def build():
+        with counter.get_lock():
+            counter.value += 1
+        time.sleep(0.5)
+        return {"a": np.arange(10)}
+
+    cache.prepared(entry, build, "test")
+
+
+def test_concurrent_preparation_builds_once(tmp_path):
+    entry = tmp_path / "entry"
+    counter = multiprocessing.Value("i", 0)
+    procs = [multiprocessing.Process(target=_prepare, args=(entry, counter)) for _ in range(3)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(30)
+    assert counter.value == 1
+    assert np.array_equal(np.load(entry / "a.npy"), np.arange(10))
+    assert cache.read_manifest(entry)["arrays"]["a"] == {"shape": [10], "dtype": "int64"}
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith("entry.")] == ["entry.lock"]
+
+
+def test_failed_preparation_publishes_nothing(tmp_path):
+    entry = tmp_path / "entry"
+
+    def build():
+        raise RuntimeError("boom")
+
+    try:
+        cache.prepared(entry, build, "test")
+    except RuntimeError:
+        pass
+    assert not entry.exists()
+    assert [p.name for p in tmp_path.iterdir()] == ["entry.lock"]

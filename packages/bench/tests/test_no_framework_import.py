@@ -1,0 +1,35 @@
+"""The orchestrator never imports a framework: compose, validate and discover in a fresh
+interpreter, then look at sys.modules."""
+import subprocess
+import sys
+
+FRAMEWORK_MODULES = ["torch", "tensorflow", "keras", "mxnet", "chainer", "cntk", "cupy", "jax"]
+
+SCRIPT = """
+import sys
+FRAMEWORK_MODULES = set(sys.argv[1:])
+from hydra import compose, initialize_config_dir
+from omegaconf import OmegaConf
+import bench
+from bench import app, capabilities, config, environments
+config.register()
+for name in capabilities.framework_names():
+    for task in ("cnn", "resnet50", "rnn"):
+        with initialize_config_dir(config_dir=str(bench.conf_dir()), version_base="1.3"):
+            cfg = OmegaConf.to_object(compose(config_name="config",
+                                              overrides=[f"framework={name}", f"task={task}"]))
+        capabilities.check(cfg)
+        app.effective_task(cfg)
+        try:
+            environments.find_python(cfg.framework)
+        except bench.errors.EnvironmentNotFound:
+            pass
+print(sorted(m for m in sys.modules if m.split(".")[0] in FRAMEWORK_MODULES))
+"""
+
+
+def test_orchestrator_imports_no_framework():
+    out = subprocess.run([sys.executable, "-c", SCRIPT, *FRAMEWORK_MODULES],
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]"
