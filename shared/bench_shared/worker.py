@@ -42,9 +42,10 @@ def run_training(run, fw, task, arrays, stopwatch, result):
     result["param_count"] = fw.count_parameters(model)
     result["losses"], result["batch_seconds"] = [], []
     for epoch in range(cfg["epochs"]):
+        total = batching.num_complete_batches(len(x), cfg["batch_size"])
         batches = batching.TrainBatches(
             x, y, cfg["batch_size"], seed, epoch, sync=fw.sync if epoch == 0 else None,
-            on_batch=progress.Throttle("train", batching.num_complete_batches(len(x), cfg["batch_size"])))
+            on_batch=progress.Throttle("train", total))
         if len(batches) == 0:
             raise ValueError("%d training examples make no complete batch of %d"
                              % (len(x), cfg["batch_size"]))

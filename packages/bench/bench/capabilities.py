@@ -1,6 +1,6 @@
 """The capability check: every config problem stops here, before a worker starts."""
 from pathlib import Path
-from typing import Any, Dict
+from typing import Any
 
 from omegaconf import OmegaConf
 
@@ -14,7 +14,7 @@ def framework_names():
     return sorted(p.stem for p in (conf_dir() / "framework").glob("*.yaml"))
 
 
-def declared(framework: str) -> Dict[str, Any]:
+def declared(framework: str) -> dict[str, Any]:
     """A framework's config file as plain data, read without Hydra and without the framework."""
     path = Path(conf_dir()) / "framework" / f"{framework}.yaml"
     data = OmegaConf.to_container(OmegaConf.load(path))
@@ -46,7 +46,7 @@ def check(cfg: Config) -> None:
     check_options(fw.name, dict(fw.options))
 
 
-def check_options(framework: str, options: Dict[str, Any]) -> None:
+def check_options(framework: str, options: dict[str, Any]) -> None:
     """Option names and value types must be those declared in conf/framework/<name>.yaml."""
     defaults = declared(framework).get("options", {})
     for key, value in options.items():

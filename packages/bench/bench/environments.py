@@ -31,7 +31,8 @@ def importable_in(python, *modules):
 
 def nox_python(session, root=None) -> Path:
     root = Path(root or project_dir())
-    return root / ".nox" / session / ("Scripts/python.exe" if sys.platform == "win32" else "bin/python")
+    binary = "Scripts/python.exe" if sys.platform == "win32" else "bin/python"
+    return root / ".nox" / session / binary
 
 
 def find_python(fw):

@@ -20,7 +20,7 @@ def _run(args, cwd=None):
     return out.stdout.strip() if out.returncode == 0 else None
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def gpus():
     """[(name, driver, memory)] of the NVIDIA GPUs nvidia-smi lists; [] when there are none."""
     if not shutil.which("nvidia-smi"):

@@ -1,4 +1,4 @@
-"""ResNet-50 v1 features the PyTorch way: explicit nn.Modules, eval + inference_mode, channels-last."""
+"""ResNet-50 v1 features the PyTorch way: explicit modules, eval + inference_mode, channels-last."""
 from torch import nn
 
 from bench_shared.spec import ResNet50

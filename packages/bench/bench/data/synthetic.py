@@ -41,7 +41,7 @@ def cifar10(num_train, num_test, seed):
             contrast = rng.uniform(0.3, 1.2, (len(yc), 1, 1, 1)).astype(np.float32)
             brightness = rng.uniform(0.35, 0.65, (len(yc), 1, 1, 1)).astype(np.float32)
             noise = rng.standard_normal((len(yc), c, h, w), dtype=np.float32)
-            x[start:start + CHUNK] = brightness + 0.1 * contrast * patterns[yc] + 0.25 * noise
+            x[start:start + CHUNK] = brightness + 0.15 * contrast * patterns[yc] + 0.25 * noise
         np.clip(x, 0.0, 1.0, out=x)  # pixels in [0, 1] like CIFAR /255
         return x, flip_labels(rng, y, CNN.num_classes)
 
@@ -56,7 +56,7 @@ def imdb_reviews(rng, labels, sentiment_words):
     lengths = np.clip(rng.lognormal(5.2, 0.6, len(labels)), 10, 2000).astype(int)
     for label, length in zip(labels, lengths):
         words = np.minimum(rng.zipf(1.25, length), 88000)  # Zipf like natural text
-        planted = rng.random(length) < 0.05
+        planted = rng.random(length) < 0.06
         own = rng.random(length) < 0.8  # a fifth of the sentiment words mislead
         polarity = np.where(own, label, 1 - label)
         choice = rng.integers(0, sentiment_words.shape[1], length)

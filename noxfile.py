@@ -1,0 +1,56 @@
+"""One nox session per framework, each in its own virtual environment, so that conflicting
+pins never meet. `nox -s <framework>` builds the environment that `python -m bench
+framework=<framework>` then finds in .nox/<framework>; `--install-only` builds it without
+running the tests.
+
+    nox -s lint core torch        # the whole test suite (what .ci/run runs)
+    nox -s torch --install-only   # just build the PyTorch environment
+"""
+import os
+
+import nox
+
+nox.options.download_python = "never"  # interpreters come from the machine (PATH, pyenv)
+nox.options.sessions = ["lint", "core", "torch"]
+
+RUNTIME = ["-e", "shared", "-e", "packages/bench"]
+
+# The framework table: adding a framework adds one entry here (plus packages/<fw>/ and
+# conf/framework/<fw>.yaml). "requires" is installed first so that pip keeps those pins.
+FRAMEWORKS = {
+    "torch": {
+        "python": None,  # the interpreter running nox
+        "package": "packages/torch",
+        # the CPU build: a plain `torch` from PyPI is a multi-GB CUDA build on Linux;
+        # BENCH_TORCH_REQUIREMENT=torch picks whatever pip finds (e.g. your CUDA index)
+        "requires": [os.environ.get("BENCH_TORCH_REQUIREMENT", "torch==2.13.0")],
+    },
+}
+
+
+@nox.session
+def lint(session):
+    session.install("ruff")
+    session.run("ruff", "check", ".")
+
+
+@nox.session
+def core(session):
+    """The orchestrator and the runtime, with the numpy stand-in framework: no framework."""
+    session.install(*RUNTIME, "pytest")
+    session.run("pytest", "shared/tests", "packages/bench/tests", *session.posargs)
+
+
+def framework_session(name, spec):
+    @nox.session(name=name, python=spec["python"])
+    def run(session):
+        session.install(*spec["requires"])
+        session.install(*RUNTIME, "-e", spec["package"], "pytest")
+        session.run("pytest", "shared/tests", f"{spec['package']}/tests", *session.posargs)
+
+    run.__doc__ = f"The {name} package in its own environment: install and test."
+    return run
+
+
+for _name, _spec in FRAMEWORKS.items():
+    globals()[_name] = framework_session(_name, _spec)
