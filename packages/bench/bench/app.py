@@ -20,6 +20,15 @@ def effective_task(cfg: Config):
     return task
 
 
+def worker_run(cfg: Config, prepared):
+    """The run.json payload: everything the worker needs, nothing it must not know."""
+    return {"task": effective_task(cfg), "seed": cfg.seed, "precision": cfg.precision.name,
+            "device": dataclasses.asdict(cfg.device),
+            "framework": {"name": cfg.framework.name, "package": cfg.framework.package,
+                          "options": dict(cfg.framework.options)},
+            "data": {"arrays": prepared["arrays"], "limits": prepared["limits"]}}
+
+
 def worker_environment(cfg: Config):
     env = dict(os.environ)
     env.update(cfg.framework.env)
@@ -46,16 +55,11 @@ def run_benchmark(cfg: Config, config_dict, run_dir: Path):
         result["status"] = exc.status
         result["error"] = str(exc)
         return _finish(result, run_dir)
-    task = effective_task(cfg)
-    run = {"task": task, "seed": cfg.seed, "precision": cfg.precision.name,
-           "device": dataclasses.asdict(cfg.device),
-           "framework": {"name": cfg.framework.name, "package": cfg.framework.package,
-                         "options": dict(cfg.framework.options)},
-           "data": {"arrays": prepared["arrays"], "limits": prepared["limits"]}}
+    run = worker_run(cfg, prepared)
     raw = launch.run_worker(python, run, run_dir, cfg.preset.timeout_s, env)
     result.update(raw)
-    result["effective_task"] = task
-    result["stats"] = results.derive(raw, task)
+    result["effective_task"] = run["task"]
+    result["stats"] = results.derive(raw, run["task"])
     _finish(result, run_dir)
     if raw.get("interrupted"):
         raise KeyboardInterrupt

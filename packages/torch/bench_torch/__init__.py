@@ -51,7 +51,8 @@ def setup(run):
         _device = torch.device("cpu")
     threads = options["threads"] or len(os.sched_getaffinity(0))
     torch.set_num_threads(threads)
-    torch.set_num_interop_threads(options["interop_threads"])
+    if torch.get_num_interop_threads() != options["interop_threads"]:
+        torch.set_num_interop_threads(options["interop_threads"])  # once, before parallel work
     # cuDNN autotuning (off by default in PyTorch) and TF32 (on for cuDNN convolutions by
     # default, which is not FP32): both explicit, both recorded.
     torch.backends.cudnn.benchmark = bool(options["cudnn_benchmark"])
