@@ -17,7 +17,7 @@ import traceback
 
 import numpy as np
 
-from . import batching, progress, spec
+from . import batching, progress, reference_train, spec, weights
 from .timing import Stopwatch
 
 EXIT_OK, EXIT_FAILED, EXIT_UNSUPPORTED = 0, 1, 3
@@ -96,6 +96,27 @@ def run_inference(run, fw, task, arrays, stopwatch, result):
     return model
 
 
+def run_verify(run, fw, task, arrays, stopwatch, result):
+    """The equivalence check's side in the framework: load neutral weights, export them back,
+    predict a fixed batch, then take training steps on a fixed batch order (dropout off)."""
+    v, name = run["verify"], run["task"]["name"]
+    params = weights.load(v["weights"], name)
+    with stopwatch.region("build"):
+        model = task.build_model(run)
+    result["param_count"] = fw.count_parameters(model)
+    task.load_weights(model, params)
+    exported = task.export_weights(model)
+    weights.check(name, exported)
+    result["export_max_abs_diff"] = max(
+        float(np.abs(np.asarray(exported[k], np.float64) - params[k]).max()) for k in params)
+    outputs = task.predict(model, [np.load(v["inputs"])])
+    np.save(v["outputs"], np.asarray(outputs, np.float32))
+    if v.get("train_steps") and run["task"]["kind"] == "train":
+        batches = reference_train.fixed_batches(name, v["train_steps"], v["train_batch_size"])
+        result["train_losses"] = [float(task.train_epoch(model, [batch])) for batch in batches]
+    return model
+
+
 def peak_rss_bytes():
     try:
         import resource
@@ -118,7 +139,10 @@ def execute(run):
         start = time.perf_counter()
         arrays = load_arrays(run["data"])
         result["timings"]["data_load"] = time.perf_counter() - start
-        runner = run_training if run["task"]["kind"] == "train" else run_inference
+        if run.get("mode") == "verify":
+            runner = run_verify
+        else:
+            runner = run_training if run["task"]["kind"] == "train" else run_inference
         runner(run, fw, task, arrays, stopwatch, result)
         result["timings"].update(stopwatch.regions)
         result["device_memory"] = fw.memory_stats()

@@ -19,7 +19,14 @@ def _job(cfg: DictConfig) -> None:
     _statuses.append(result["status"])
 
 
+SUBCOMMANDS = {"verify": "bench.verify"}
+
+
 def main() -> int:
+    if len(sys.argv) > 1 and sys.argv[1] in SUBCOMMANDS:
+        import importlib
+
+        return importlib.import_module(SUBCOMMANDS[sys.argv[1]]).main(sys.argv[2:])
     register()
     hydra.main(version_base="1.3", config_path=str(conf_dir()), config_name="config")(_job)()
     if "failed" in _statuses:

@@ -1,59 +1,79 @@
 """ResNet-50 v1 features the PyTorch way: explicit modules, eval + inference_mode, channels-last."""
+import collections
+
 from torch import nn
 
+from bench_shared import weights as neutral
 from bench_shared.spec import ResNet50
 
-from . import common
+from . import common, weights
 
 
-def conv_bn(cin, cout, kernel, stride=1):
-    return nn.Sequential(
-        nn.Conv2d(cin, cout, kernel, stride, padding=kernel // 2, bias=False),
-        nn.BatchNorm2d(cout, eps=ResNet50.batch_norm_eps))
+def conv(cin, cout, kernel, stride=1):
+    return nn.Conv2d(cin, cout, kernel, stride, padding=kernel // 2, bias=False)
+
+
+def bn(channels):
+    return nn.BatchNorm2d(channels, eps=ResNet50.batch_norm_eps)
 
 
 class Bottleneck(nn.Module):
     def __init__(self, cin, width, cout, stride):
         super().__init__()
         # v1: the stride sits on the first 1x1 convolution (torchvision's v1.5 moves it to the 3x3)
-        self.conv1 = conv_bn(cin, width, 1, stride)
-        self.conv2 = conv_bn(width, width, 3)
-        self.conv3 = conv_bn(width, cout, 1)
-        self.shortcut = conv_bn(cin, cout, 1, stride) if stride != 1 or cin != cout else None
+        self.conv1, self.bn1 = conv(cin, width, 1, stride), bn(width)
+        self.conv2, self.bn2 = conv(width, width, 3), bn(width)
+        self.conv3, self.bn3 = conv(width, cout, 1), bn(cout)
+        self.shortcut = None
+        if stride != 1 or cin != cout:  # projection shortcut
+            self.shortcut = nn.Sequential(collections.OrderedDict(
+                [("conv", conv(cin, cout, 1, stride)), ("bn", bn(cout))]))
         self.relu = nn.ReLU(inplace=True)
 
     def forward(self, x):
         identity = x if self.shortcut is None else self.shortcut(x)
-        y = self.relu(self.conv1(x))
-        y = self.relu(self.conv2(y))
-        return self.relu(self.conv3(y) + identity)
+        y = self.relu(self.bn1(self.conv1(x)))
+        y = self.relu(self.bn2(self.conv2(y)))
+        return self.relu(self.bn3(self.conv3(y)) + identity)
 
 
 class ResNet50Features(nn.Module):
     def __init__(self):
         super().__init__()
         stem = ResNet50.stem_channels
-        layers = [conv_bn(ResNet50.input_shape[0], stem, 7, 2), nn.ReLU(inplace=True),
-                  nn.MaxPool2d(3, stride=2, padding=1)]
+        self.stem = nn.Sequential(collections.OrderedDict([
+            ("conv", conv(ResNet50.input_shape[0], stem, 7, 2)), ("bn", bn(stem)),
+            ("relu", nn.ReLU(inplace=True)), ("pool", nn.MaxPool2d(3, stride=2, padding=1))]))
         cin = stem
-        for blocks, width, cout, stride in ResNet50.stages:
+        for s, (blocks, width, cout, stride) in enumerate(ResNet50.stages, 1):
+            stage = []
             for b in range(blocks):
-                layers.append(Bottleneck(cin, width, cout, stride if b == 0 else 1))
+                stage.append(Bottleneck(cin, width, cout, stride if b == 0 else 1))
                 cin = cout
-        layers += [nn.AdaptiveAvgPool2d(1), nn.Flatten()]
-        self.features = nn.Sequential(*layers)
+            setattr(self, "stage%d" % s, nn.Sequential(*stage))
+        self.pool = nn.Sequential(nn.AdaptiveAvgPool2d(1), nn.Flatten())
         for m in self.modules():
             if isinstance(m, nn.Conv2d):  # He init keeps activations of random weights in range
                 nn.init.kaiming_normal_(m.weight, mode="fan_out", nonlinearity="relu")
 
     def forward(self, x):
-        return self.features(x)
+        x = self.stem(x)
+        x = self.stage4(self.stage3(self.stage2(self.stage1(x))))
+        return self.pool(x)
 
 
 def build_model(run):
     net = ResNet50Features().eval()
     net.requires_grad_(False)
     return common.Model(run, net, image_input=True)
+
+
+def load_weights(model, params):
+    weights.load(model, params)
+
+
+def export_weights(model):
+    return weights.from_state_dict(model.net.state_dict(), neutral.layout("resnet50"))
 
 
 predict = common.predict

@@ -4,9 +4,10 @@ import functools
 import torch
 from torch import nn, optim
 
+from bench_shared import weights as neutral
 from bench_shared.spec import RNN
 
-from . import common
+from . import common, weights
 
 
 class GRUClassifier(nn.Module):
@@ -15,7 +16,7 @@ class GRUClassifier(nn.Module):
         self.embedding = nn.Embedding(RNN.vocab_size, RNN.embedding_dim)
         # PyTorch's GRU is the cuDNN form: gates r, z, n, biases b_ih and b_hh (reset_after)
         self.gru = nn.GRU(RNN.embedding_dim, RNN.hidden_units, batch_first=True)
-        self.fc = nn.Linear(RNN.hidden_units, RNN.num_classes)
+        self.dense = nn.Linear(RNN.hidden_units, RNN.num_classes)
         # Keras' initialisers, the seed's convention (spec.RNN.init)
         nn.init.uniform_(self.embedding.weight, -0.05, 0.05)
         for gate in range(3):
@@ -24,12 +25,12 @@ class GRUClassifier(nn.Module):
             nn.init.orthogonal_(self.gru.weight_hh_l0[rows])
         nn.init.zeros_(self.gru.bias_ih_l0)
         nn.init.zeros_(self.gru.bias_hh_l0)
-        nn.init.xavier_uniform_(self.fc.weight)
-        nn.init.zeros_(self.fc.bias)
+        nn.init.xavier_uniform_(self.dense.weight)
+        nn.init.zeros_(self.dense.bias)
 
     def forward(self, tokens):
         _, last = self.gru(self.embedding(tokens))  # zero initial state; last = h at t = 150
-        return self.fc(last[-1])
+        return self.dense(last[-1])
 
 
 def build_model(run):
@@ -39,6 +40,14 @@ def build_model(run):
     with torch.no_grad():
         net = GRUClassifier()
     return common.Model(run, net, optimizer)
+
+
+def load_weights(model, params):
+    weights.load(model, params)
+
+
+def export_weights(model):
+    return weights.from_state_dict(model.net.state_dict(), neutral.layout("rnn"))
 
 
 train_epoch = common.train_epoch

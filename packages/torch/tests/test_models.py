@@ -33,7 +33,7 @@ def test_resnet50_buffers_and_features():
 
 def test_resnet50_is_v1_stride_on_the_first_1x1():
     net = resnet50.ResNet50Features()
-    block = net.features[3 + 3]  # stem (conv, relu, pool), 3 blocks of stage 1, then stage 2
+    block = net.stage2[0]
     assert block.conv1[0].stride == (2, 2) and block.conv2[0].stride == (1, 1)
 
 

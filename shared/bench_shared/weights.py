@@ -1,0 +1,157 @@
+"""The framework-neutral weight format: the Rosetta Stone's common text.
+
+One `.npz` per task, float32, with canonical names and layouts. Every framework package
+converts between this format and its own (`bench_<fw>/weights.py`): N converters, not N^2.
+
+Layouts (the framework-specific transposes happen in the converters, nowhere else):
+
+- convolution kernel ``<layer>.weight``: (out, in, kh, kw) -- O x I x H x W
+- dense kernel ``<layer>.weight``: (in, out); biases ``<layer>.bias``: (out,)
+- batch norm ``<bn>.gamma``, ``.beta``, ``.mean``, ``.var`` (running statistics): (channels,)
+- embedding ``embedding.weight``: (vocab, dim)
+- GRU (cuDNN form, reset_after, gates in the order r, z, n, each block `units` wide):
+  ``gru.input_weight`` (in, 3*units), ``gru.recurrent_weight`` (units, 3*units),
+  ``gru.input_bias`` (3*units,), ``gru.recurrent_bias`` (3*units,)
+- the CNN's first dense layer reads the flattened features in C, H, W order.
+
+Names, by task:
+
+- cnn: conv1..conv4 (.weight, .bias), dense1, dense2 (.weight, .bias)
+- resnet50: stem.conv.weight, stem.bn.*; stage<s>.block<b>.conv<i>.weight and .bn<i>.* for
+  i = 1, 2, 3; stage<s>.block0.shortcut.conv.weight and .shortcut.bn.* (s = 1..4, b from 0)
+- rnn: embedding.weight, gru.*, dense.weight, dense.bias
+"""
+import collections
+
+import numpy as np
+
+from . import spec
+
+BN_FIELDS = ("gamma", "beta", "mean", "var")
+BUFFER_FIELDS = ("mean", "var")  # running statistics: not trainable, not in parameter counts
+
+
+def _bn(names, prefix, channels):
+    for field in BN_FIELDS:
+        names[prefix + "." + field] = (channels,)
+
+
+def layout(task):
+    """OrderedDict name -> shape of the neutral weights of `task`."""
+    names = collections.OrderedDict()
+    if task == "cnn":
+        cin = spec.CNN.input_shape[0]
+        for i, out in enumerate(spec.CNN.conv_channels, 1):
+            k = spec.CNN.kernel_size
+            names["conv%d.weight" % i] = (out, cin, k, k)
+            names["conv%d.bias" % i] = (out,)
+            cin = out
+        names["dense1.weight"] = (spec.CNN.flat_features, spec.CNN.dense_units)
+        names["dense1.bias"] = (spec.CNN.dense_units,)
+        names["dense2.weight"] = (spec.CNN.dense_units, spec.CNN.num_classes)
+        names["dense2.bias"] = (spec.CNN.num_classes,)
+    elif task == "resnet50":
+        stem = spec.ResNet50.stem_channels
+        names["stem.conv.weight"] = (stem, spec.ResNet50.input_shape[0], 7, 7)
+        _bn(names, "stem.bn", stem)
+        cin = stem
+        for s, (blocks, width, out, _) in enumerate(spec.ResNet50.stages, 1):
+            for b in range(blocks):
+                prefix = "stage%d.block%d." % (s, b)
+                for i, (o, c, k) in enumerate([(width, cin, 1), (width, width, 3),
+                                               (out, width, 1)], 1):
+                    names[prefix + "conv%d.weight" % i] = (o, c, k, k)
+                    _bn(names, prefix + "bn%d" % i, o)
+                if b == 0:
+                    names[prefix + "shortcut.conv.weight"] = (out, cin, 1, 1)
+                    _bn(names, prefix + "shortcut.bn", out)
+                cin = out
+    elif task == "rnn":
+        e, h = spec.RNN.embedding_dim, spec.RNN.hidden_units
+        names["embedding.weight"] = (spec.RNN.vocab_size, e)
+        names["gru.input_weight"] = (e, 3 * h)
+        names["gru.recurrent_weight"] = (h, 3 * h)
+        names["gru.input_bias"] = (3 * h,)
+        names["gru.recurrent_bias"] = (3 * h,)
+        names["dense.weight"] = (h, spec.RNN.num_classes)
+        names["dense.bias"] = (spec.RNN.num_classes,)
+    else:
+        raise ValueError("unknown task %r; known: %s" % (task, ", ".join(sorted(spec.TASKS))))
+    return names
+
+
+def is_buffer(name):
+    return name.rsplit(".", 1)[-1] in BUFFER_FIELDS
+
+
+def trainable_count(task):
+    return sum(int(np.prod(shape)) for name, shape in layout(task).items() if not is_buffer(name))
+
+
+def random_weights(task, seed=0):
+    """Deterministic random neutral weights whose activations stay in range.
+
+    Every value is distinct and non-trivial (biases non-zero, batch-norm statistics away from
+    0 and 1), so that a swapped, transposed or reordered tensor changes the outputs.
+    """
+    rng = np.random.RandomState(seed)
+    params = collections.OrderedDict()
+    for name, shape in layout(task).items():
+        field = name.rsplit(".", 1)[-1]
+        if field == "gamma":
+            value = rng.uniform(0.5, 1.0, shape)
+        elif field == "beta":
+            value = rng.uniform(-0.1, 0.1, shape)
+        elif field == "mean":
+            value = rng.uniform(-0.1, 0.1, shape)
+        elif field == "var":
+            value = rng.uniform(0.5, 1.5, shape)
+        elif field == "bias" or name.startswith("gru.") and "bias" in name:
+            value = rng.uniform(-0.1, 0.1, shape)
+        elif len(shape) == 4 and task == "resnet50":  # He-normal over the kernel's fan-in
+            fan_in = shape[1] * shape[2] * shape[3]
+            value = rng.normal(0.0, np.sqrt(2.0 / fan_in), shape)
+        elif len(shape) == 4:  # glorot-uniform, SPEC's CNN rule
+            receptive = shape[2] * shape[3]
+            limit = np.sqrt(6.0 / ((shape[0] + shape[1]) * receptive))
+            value = rng.uniform(-limit, limit, shape)
+        elif name == "embedding.weight":
+            value = rng.uniform(-0.5, 0.5, shape)
+        else:  # dense and GRU kernels (in, out): glorot-uniform
+            limit = np.sqrt(6.0 / (shape[0] + shape[1]))
+            value = rng.uniform(-limit, limit, shape)
+        params[name] = value.astype(np.float32)
+    if task == "resnet50":  # keep the residual sum in range: damp each block's last BN
+        for name in params:
+            if name.endswith("bn3.gamma"):
+                params[name] *= np.float32(0.2)
+    return params
+
+
+def check(task, params):
+    """Raise ValueError unless `params` has exactly the names, shapes and dtype of `task`."""
+    expected = layout(task)
+    missing = [n for n in expected if n not in params]
+    extra = [n for n in params if n not in expected]
+    if missing or extra:
+        raise ValueError("%s weights: missing %s, unexpected %s" % (task, missing[:5], extra[:5]))
+    for name, shape in expected.items():
+        if tuple(params[name].shape) != tuple(shape):
+            raise ValueError("%s weights: %s has shape %s, expected %s"
+                             % (task, name, tuple(params[name].shape), tuple(shape)))
+
+
+def save(path, task, params):
+    check(task, params)
+    np.savez(path, **{name: np.asarray(value, np.float32) for name, value in params.items()})
+
+
+def load(path, task):
+    with np.load(path) as data:
+        params = collections.OrderedDict((name, data[name]) for name in layout(task)
+                                         if name in data.files)
+        extra = [name for name in data.files if name not in params]
+    if extra:
+        raise ValueError("%s: unexpected weights %s" % (path, extra[:5]))
+    check(task, params)
+    return params
