@@ -1,0 +1,34 @@
+"""Every framework package has the same task modules with the same functions in the same
+order (read with ast: the frameworks need not be importable here)."""
+import ast
+from pathlib import Path
+
+import pytest
+
+from bench import capabilities
+
+ROOT = Path(__file__).resolve().parents[3]
+CONTRACT = {"train": ["build_model", "load_weights", "export_weights", "train_epoch", "predict"],
+            "inference": ["build_model", "load_weights", "export_weights", "predict"]}
+KIND = {"cnn": "train", "rnn": "train", "resnet50": "inference"}
+
+
+def defined_names(path):
+    names = []
+    for node in ast.parse(path.read_text()).body:
+        if isinstance(node, ast.FunctionDef):
+            names.append(node.name)
+        elif isinstance(node, ast.Assign):
+            names += [t.id for t in node.targets if isinstance(t, ast.Name)]
+    return names
+
+
+@pytest.mark.parametrize("framework", capabilities.framework_names())
+def test_task_modules_follow_the_contract(framework):
+    declared = capabilities.declared(framework)
+    package_dirs = list(ROOT.glob(f"packages/*/{declared['package']}"))
+    assert len(package_dirs) == 1, f"packages/*/{declared['package']} not found"
+    for task in declared["capabilities"]["tasks"]:
+        names = defined_names(package_dirs[0] / f"{task}.py")
+        contract = [n for n in names if n in CONTRACT[KIND[task]]]
+        assert contract == CONTRACT[KIND[task]], (framework, task, names)
