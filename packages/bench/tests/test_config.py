@@ -75,3 +75,11 @@ def test_every_framework_config_composes_and_declares_capabilities(framework):
     assert set(cfg.framework.capabilities.tasks) <= set(spec.TASKS)
     for device, precisions in cfg.framework.capabilities.precisions.items():
         assert device in ("cpu", "gpu") and set(precisions) <= {"fp32", "fp16", "bf16"}
+
+
+def test_task_framework_tweaks_apply_to_their_combination_only():
+    assert compose_typed("task=resnet50", "framework=torch").framework.options["compile"] is True
+    assert compose_typed("task=cnn", "framework=torch").framework.options["compile"] is False
+    # the command line still wins
+    cfg = compose_typed("task=resnet50", "framework=torch", "framework.options.compile=false")
+    assert cfg.framework.options["compile"] is False
