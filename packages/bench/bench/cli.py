@@ -1,4 +1,5 @@
-"""`python -m bench`: Hydra turns the command line into typed configs for bench.app."""
+"""`python -m bench`: Hydra turns the command line into typed configs for bench.app;
+`python -m bench prepare ...` only prepares data (bench.prepare)."""
 import sys
 from pathlib import Path
 
@@ -6,7 +7,7 @@ import hydra
 from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig, OmegaConf
 
-from . import app, conf_dir
+from . import app, conf_dir, prepare
 from .config import register
 
 _statuses = []  # one per job of this process (a multirun with the basic launcher runs them all)
@@ -20,6 +21,8 @@ def _job(cfg: DictConfig) -> None:
 
 
 def main() -> int:
+    if sys.argv[1:2] == ["prepare"]:  # a subcommand: data only, no run directory, no worker
+        return prepare.main(sys.argv[2:])
     register()
     hydra.main(version_base="1.3", config_path=str(conf_dir()), config_name="config")(_job)()
     if "failed" in _statuses:
