@@ -3,12 +3,34 @@ serves them, honours (or ignores) Range requests and can drop a connection mid-t
 import hashlib
 import io
 import pickle
+import struct
 import tarfile
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import numpy as np
+
+
+class _Py2Pickler(pickle._Pickler):
+    """Writes bytes as Python 2 str (BINSTRING), as the real CIFAR-10 batches hold them."""
+
+    def save_bytes(self, obj):
+        if len(obj) < 256:
+            self.write(pickle.SHORT_BINSTRING + bytes([len(obj)]) + obj)
+        else:
+            self.write(pickle.BINSTRING + struct.pack("<i", len(obj)) + obj)
+        self.memoize(obj)
+
+    dispatch = dict(pickle._Pickler.dispatch)
+    dispatch[bytes] = save_bytes
+
+
+def py2_pickle(obj):
+    """A protocol-2 pickle like the CIFAR-10 release's: str data, numpy.core module names."""
+    out = io.BytesIO()
+    _Py2Pickler(out, protocol=2).dump(obj)
+    return out.getvalue().replace(b"cnumpy._core.multiarray\n", b"cnumpy.core.multiarray\n")
 
 
 def cifar_archive(path, per_batch=16, num_test=20, seed=0):
@@ -27,11 +49,10 @@ def cifar_archive(path, per_batch=16, num_test=20, seed=0):
             data = rng.integers(0, 256, (n, 3072), dtype=np.uint8)
             labels = [int(v) for v in rng.integers(0, 10, n)]
             raw[split].append((data, labels))
-            add(name, pickle.dumps({b"batch_label": name.encode(), b"labels": labels,
-                                    b"data": data,
-                                    b"filenames": [b"img%d.png" % i for i in range(n)]},
-                                   protocol=2))
-        add("batches.meta", pickle.dumps({b"label_names": [b"airplane"]}, protocol=2))
+            add(name, py2_pickle({b"batch_label": name.encode(), b"labels": labels,
+                                  b"data": data,
+                                  b"filenames": [b"img%d.png" % i for i in range(n)]}))
+        add("batches.meta", py2_pickle({b"label_names": [b"airplane"]}))
     return raw
 
 

@@ -259,6 +259,10 @@ def test_altered_cache_file_is_detected_and_prepared_again_offline(prepared_cifa
     assert "test_x.npy has changed (SHA-256 differs)" in err and "train_y.npy has 5 bytes" in err
     for key, array in expected.items():
         assert np.array_equal(np.load(entry / f"{key}.npy"), array)
+    (entry / "manifest.json").write_text("{}")  # a damaged manifest: prepared again too
+    (entry / "test_y.npy").write_bytes(b"stale")
+    _, again = real.prepare("cnn", "cifar10", cfg)
+    assert np.array_equal(np.load(entry / "test_y.npy"), expected["test_y"])
     assert len(archive_server.gets(CIFAR)) == 1
 
 

@@ -64,10 +64,12 @@ def digests(path: Path, algorithms=("sha256",)):
 
 
 def read_manifest(entry: Path):
+    """The entry's manifest, or None when it is missing or unreadable (not prepared)."""
     try:
-        return json.loads((entry / MANIFEST).read_text())
+        manifest = json.loads((entry / MANIFEST).read_text())
     except (OSError, ValueError):
         return None
+    return manifest if isinstance(manifest, dict) and "arrays" in manifest else None
 
 
 def _write_manifest(directory: Path, manifest):
