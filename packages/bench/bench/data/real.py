@@ -46,6 +46,9 @@ def prepare(task_name, dataset, data):
     """(entry directory, manifest) of the prepared arrays of dataset ("cifar10" or "imdb")."""
     if dataset not in READERS:
         raise DataError(f"data=real has no dataset {dataset!r}; known: {', '.join(READERS)}")
+    if data.attempts < 1 or data.timeout_s <= 0:
+        raise DataError(f"data.attempts ({data.attempts}) must be at least 1 and "
+                        f"data.timeout_s ({data.timeout_s}) positive")
     source = getattr(data, dataset)
     checksum = _checksum(source)
     root = cache.cache_root(data.cache_dir)
