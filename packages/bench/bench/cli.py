@@ -1,4 +1,6 @@
-"""`python -m bench`: Hydra turns the command line into typed configs for bench.app."""
+"""`python -m bench`: Hydra turns the command line into typed configs for bench.app;
+`python -m bench prepare ...` only prepares data (bench.prepare), `python -m bench verify`
+runs the equivalence check (bench.verify)."""
 import sys
 from pathlib import Path
 
@@ -19,11 +21,11 @@ def _job(cfg: DictConfig) -> None:
     _statuses.append(result["status"])
 
 
-SUBCOMMANDS = {"verify": "bench.verify"}
+SUBCOMMANDS = {"verify": "bench.verify", "prepare": "bench.prepare"}
 
 
 def main() -> int:
-    if len(sys.argv) > 1 and sys.argv[1] in SUBCOMMANDS:
+    if len(sys.argv) > 1 and sys.argv[1] in SUBCOMMANDS:  # not a benchmark run: no Hydra
         import importlib
 
         return importlib.import_module(SUBCOMMANDS[sys.argv[1]]).main(sys.argv[2:])

@@ -105,6 +105,30 @@ class DataConfig:
     name: str = MISSING
     seed: int = 0
     cache_dir: Optional[str] = None  # default: $BENCH_CACHE_DIR, else ~/.cache/rosetta-bench
+    verify: bool = False  # re-hash every prepared file instead of checking size and mtime
+
+
+@dataclass
+class ArchiveConfig:
+    """Where one real dataset's archive comes from and what it must be (SPEC.md's values in
+    conf/data/real.yaml; tests point them at their own small archives)."""
+
+    filename: str = MISSING
+    urls: List[str] = MISSING  # mirrors, tried in order; the first that works is used
+    size: Optional[int] = None  # bytes; null: not checked
+    md5: Optional[str] = None  # at least one of md5 and sha256 is required
+    sha256: Optional[str] = None
+    archive: Optional[str] = None  # a local copy, used instead of downloading
+
+
+@dataclass
+class RealDataConfig(DataConfig):
+    name: str = "real"
+    archive: Optional[str] = None  # a local copy of this run's dataset (task.dataset)
+    timeout_s: float = 60.0  # per network operation (connect, each read)
+    attempts: int = 3  # per mirror; each attempt resumes where the last one stopped
+    cifar10: ArchiveConfig = field(default_factory=ArchiveConfig)
+    imdb: ArchiveConfig = field(default_factory=ArchiveConfig)
 
 
 @dataclass
@@ -141,6 +165,7 @@ def register():
         ("device", "device_schema", DeviceConfig),
         ("precision", "precision_schema", PrecisionConfig),
         ("data", "data_schema", DataConfig),
+        ("data", "real_data_schema", RealDataConfig),
         ("preset", "preset_schema", PresetConfig),
     ]:
         cs.store(group=group, name=name, node=node)

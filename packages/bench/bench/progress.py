@@ -28,7 +28,7 @@ class ProgressView:
             if self.tty:
                 self.bar = tqdm(total=event["total"], desc=self.phase["label"],
                                 unit=event.get("unit", "it"), file=self.stream, leave=False,
-                                dynamic_ncols=True)
+                                dynamic_ncols=True, unit_scale=event.get("unit_scale", False))
         elif kind == "step" and self.phase is not None:
             if self.bar is not None:
                 self.bar.update(event["done"] - self.bar.n)
@@ -37,7 +37,8 @@ class ProgressView:
                 self._line(tqdm.format_meter(event["done"], self.phase["total"],
                                              time.monotonic() - self.phase["start"],
                                              prefix=self.phase["label"],
-                                             unit=self.phase.get("unit", "it")))
+                                             unit=self.phase.get("unit", "it"),
+                                             unit_scale=self.phase.get("unit_scale", False)))
         elif kind == "phase_end" and self.phase is not None:
             details = [f"{event['seconds']:.2f} s"] if "seconds" in event else []
             details += [f"loss {event['loss']:.4f}"] if "loss" in event else []

@@ -1,5 +1,6 @@
 """Fixtures for the orchestrator's tests: the real CLI in a subprocess, with the numpy fake
-framework (tests/fake_framework) added to a copy of conf/ and a private data cache."""
+framework (tests/fake_framework) added to a copy of conf/ and a private data cache; an HTTP
+server on 127.0.0.1 for the real-data archives (tests/archives.py)."""
 import os
 import re
 import shutil
@@ -8,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from archives import ArchiveServer
 
 import bench
 
@@ -61,3 +63,10 @@ def run_bench(bench_env, tmp_path):
         return Run(proc, tmp_path)
 
     return run
+
+
+@pytest.fixture
+def archive_server():
+    server = ArchiveServer()
+    yield server
+    server.close()

@@ -62,6 +62,13 @@ def test_imdb_preprocessing_rules():
     assert x.dtype == np.int32
 
 
+def test_imdb_preprocessing_at_the_length_boundaries():
+    x = imdb.preprocess([[], [4, 5, 6, 7, 8], [4, 5, 6, 7, 8, 9]], seq_len=6, vocab_size=30000)
+    assert x[0].tolist() == [0, 0, 0, 0, 0, 1]  # an empty review is its start token
+    assert x[1].tolist() == [1, 7, 8, 9, 10, 11]  # start + 5 words fill 6 steps: no padding
+    assert x[2].tolist() == [7, 8, 9, 10, 11, 12]  # one more word pushes the start token out
+
+
 def _prepare(entry, counter):
     def build():
         with counter.get_lock():

@@ -1,36 +1,64 @@
-"""Dataset preparation: the orchestrator prepares arrays once; workers memory-map them."""
+"""Dataset preparation: the orchestrator prepares arrays once; workers memory-map them.
+
+data=synthetic generates stand-ins of the preset's size; data=real prepares the full real
+dataset once and lets the worker's limits take the first N examples a preset asks for.
+"""
 from bench_shared import spec
 
-from . import cache, synthetic
+from ..errors import DataError
+from . import cache, real, synthetic
 
 FULL_SIZES = {"cifar10": (spec.CNN.train_examples, spec.CNN.test_examples),
               "imdb": (spec.RNN.train_examples, spec.RNN.test_examples)}
+SOURCES = ("synthetic", "real")
 
 
-def example_counts(task, preset):
-    """(train, test) examples for a training task under a preset."""
-    full_train, full_test = FULL_SIZES[task.dataset]
+def example_counts(task, preset, available=None):
+    """(train, test) examples for a training task under a preset; available: the prepared
+    (train, test) counts, SPEC's full sizes by default."""
+    full_train, full_test = available or FULL_SIZES[task.dataset]
     return (min(preset.train_examples or full_train, full_train),
             min(preset.test_examples or full_test, full_test))
 
 
+def _result(entry, manifest, limits, **extra):
+    return {"arrays": {key: str(entry / f"{key}.npy") for key in manifest["arrays"]},
+            "limits": limits, "description": manifest["description"], "cache_entry": str(entry),
+            **extra}
+
+
+def _images(task, data):
+    """ResNet-50's random input images, whatever the data source (timing does not depend
+    on pixel values, and there is no real dataset for it)."""
+    num_images = task.batch_size * task.num_batches
+    entry = cache.cache_root(data.cache_dir) / "synthetic" / \
+        f"{task.dataset}-v1-seed{data.seed}-{num_images}"
+    manifest = cache.prepared(entry, lambda: synthetic.images224(num_images, data.seed),
+                              f"synthetic {task.dataset} (seed {data.seed})", verify=data.verify)
+    extra = {"inputs": "random"}
+    if data.name != "synthetic":
+        extra["note"] = (f"data={data.name}: {task.name} has no real dataset; it runs on random "
+                         "images (its timing does not depend on pixel values)")
+    return _result(entry, manifest, {"images": num_images}, **extra)
+
+
 def prepare(task, data, preset):
     """Arrays for the worker: {"arrays": {key: path}, "limits": {...}, "description": ...}."""
-    if data.name != "synthetic":
-        raise ValueError(f"data={data.name}: unknown dataset source; known: synthetic")
-    root = cache.cache_root(data.cache_dir) / "synthetic"
-    if task.kind == "train":
-        num_train, num_test = example_counts(task, preset)
-        generator = {"cifar10": synthetic.cifar10, "imdb": synthetic.imdb_like}[task.dataset]
-        name = f"{task.dataset}-v1-seed{data.seed}-{num_train}-{num_test}"
-        build = lambda: generator(num_train, num_test, data.seed)  # noqa: E731
-        limits = {"train": num_train, "test": num_test}
-    else:
-        num_images = task.batch_size * task.num_batches
-        name = f"{task.dataset}-v1-seed{data.seed}-{num_images}"
-        build = lambda: synthetic.images224(num_images, data.seed)  # noqa: E731
-        limits = {"images": num_images}
-    entry = root / name
-    manifest = cache.prepared(entry, build, f"synthetic {task.dataset} (seed {data.seed})")
-    return {"arrays": {key: str(entry / f"{key}.npy") for key in manifest["arrays"]},
-            "limits": limits, "description": manifest["description"], "cache_entry": str(entry)}
+    if data.name not in SOURCES:
+        raise DataError(f"data={data.name}: unknown dataset source; known: {', '.join(SOURCES)}")
+    if task.kind != "train":
+        return _images(task, data)
+    if data.name == "real":
+        entry, manifest = real.prepare(task.name, task.dataset, data)
+        available = (manifest["arrays"]["train_x"]["shape"][0],
+                     manifest["arrays"]["test_x"]["shape"][0])
+        num_train, num_test = example_counts(task, preset, available)
+        return _result(entry, manifest, {"train": num_train, "test": num_test},
+                       source=manifest.get("source"))
+    num_train, num_test = example_counts(task, preset)
+    generator = {"cifar10": synthetic.cifar10, "imdb": synthetic.imdb_like}[task.dataset]
+    entry = cache.cache_root(data.cache_dir) / "synthetic" / \
+        f"{task.dataset}-v1-seed{data.seed}-{num_train}-{num_test}"
+    manifest = cache.prepared(entry, lambda: generator(num_train, num_test, data.seed),
+                              f"synthetic {task.dataset} (seed {data.seed})", verify=data.verify)
+    return _result(entry, manifest, {"train": num_train, "test": num_test})

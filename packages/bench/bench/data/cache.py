@@ -1,20 +1,29 @@
-"""A dataset cache directory: prepared once under a lock, published atomically.
+"""A dataset cache directory: prepared once under a lock, published atomically, checked on open.
 
 A prepared entry is a directory of .npy files plus manifest.json, written last; a reader that
 sees the manifest sees complete files. Concurrent runs (a multirun, cluster jobs on a shared
 file system) take an exclusive lock, so one prepares and the others wait and reuse.
+
+Integrity: the manifest records each file's size, mtime and SHA-256. Opening an entry costs a
+stat per file (hashing CIFAR-10's 600 MB on every run would take seconds): a changed size means
+the file was altered; a changed mtime alone (e.g. a copy without `cp -p`) triggers a re-hash of
+that file, which is accepted and re-stamped if its SHA-256 still matches. `verify=True`
+(`prepare --verify`) re-hashes every file. An altered entry is removed and prepared again.
 """
 import contextlib
 import fcntl
+import hashlib
 import json
 import os
 import shutil
+import sys
 import tempfile
 from pathlib import Path
 
 import numpy as np
 
 MANIFEST = "manifest.json"
+CHUNK = 1 << 20
 
 
 def cache_root(configured=None) -> Path:
@@ -26,8 +35,15 @@ def cache_root(configured=None) -> Path:
     return Path(base) / "rosetta-bench"
 
 
+def say(message):
+    """Cache and download news goes to stderr, beside the run's own output."""
+    print(message, file=sys.stderr, flush=True)
+
+
 @contextlib.contextmanager
 def locked(path: Path):
+    """An exclusive lock on path (flock on path.lock: works across processes and, on Linux,
+    across NFS clients)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(str(path) + ".lock", "w") as handle:
         fcntl.flock(handle, fcntl.LOCK_EX)
@@ -37,34 +53,96 @@ def locked(path: Path):
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
+def digests(path: Path, algorithms=("sha256",)):
+    """{algorithm: hex digest} of a file, in one pass."""
+    hashes = {name: hashlib.new(name) for name in algorithms}
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(CHUNK), b""):
+            for h in hashes.values():
+                h.update(chunk)
+    return {name: h.hexdigest() for name, h in hashes.items()}
+
+
 def read_manifest(entry: Path):
+    """The entry's manifest, or None when it is missing or unreadable (not prepared)."""
     try:
-        return json.loads((entry / MANIFEST).read_text())
+        manifest = json.loads((entry / MANIFEST).read_text())
     except (OSError, ValueError):
         return None
+    return manifest if isinstance(manifest, dict) and "arrays" in manifest else None
 
 
-def prepared(entry: Path, build, description):
-    """Return entry's manifest, running build(tmp_dir) -> {name: array} first if needed."""
+def _write_manifest(directory: Path, manifest):
+    tmp = directory / (MANIFEST + ".tmp")
+    tmp.write_text(json.dumps(manifest, indent=1))
+    os.replace(tmp, directory / MANIFEST)
+
+
+def check(entry: Path, manifest, rehash=False):
+    """What is wrong with a prepared entry: [] when every file is as it was prepared."""
+    records = manifest.get("files")
+    if records is None:  # written before the manifest recorded files: nothing to compare
+        return []
+    problems, restamp = [], {}
+    for name in manifest["arrays"]:
+        file = f"{name}.npy"
+        record = records.get(file)
+        try:
+            stat = (entry / file).stat()
+        except OSError:
+            problems.append(f"{file} is missing")
+            continue
+        if record is None:
+            problems.append(f"{file} has no record in the manifest")
+        elif stat.st_size != record["size"]:
+            problems.append(f"{file} has {stat.st_size} bytes, not {record['size']}")
+        elif rehash or stat.st_mtime_ns != record["mtime_ns"]:
+            if digests(entry / file)["sha256"] != record["sha256"]:
+                problems.append(f"{file} has changed (SHA-256 differs)")
+            elif stat.st_mtime_ns != record["mtime_ns"]:
+                restamp[file] = stat.st_mtime_ns
+    if restamp and not problems:  # same content, new mtime: remember it, so the next open is
+        for file, mtime_ns in restamp.items():  # a stat again
+            records[file]["mtime_ns"] = mtime_ns
+        with contextlib.suppress(OSError):  # a read-only shared cache stays as it is
+            _write_manifest(entry, manifest)
+    return problems
+
+
+def prepared(entry: Path, build, description, meta=None, verify=False):
+    """Return entry's manifest, running build() -> {name: array} first if the entry is missing
+    or altered. meta: a dict build may fill in (e.g. the download's source); it is added to
+    the manifest. verify: re-hash every file instead of comparing size and mtime."""
     manifest = read_manifest(entry)
-    if manifest is not None:
+    if manifest is not None and not check(entry, manifest, verify):
         return manifest
     with locked(entry):
         manifest = read_manifest(entry)  # another process may have finished meanwhile
         if manifest is not None:
-            return manifest
+            problems = check(entry, manifest, verify)
+            if not problems:
+                return manifest
+            say(f"cache entry {entry} was altered after it was prepared "
+                f"({'; '.join(problems)}): removing it and preparing it again")
+            shutil.rmtree(entry)
         tmp = Path(tempfile.mkdtemp(prefix=entry.name + ".", dir=entry.parent))
         try:
             arrays = build()
+            files = {}
             for name, array in arrays.items():
-                np.save(tmp / f"{name}.npy", array)
+                path = tmp / f"{name}.npy"
+                np.save(path, array)
+                stat = path.stat()
+                files[path.name] = {"size": stat.st_size, "mtime_ns": stat.st_mtime_ns,
+                                    **digests(path)}
             manifest = {"description": description,
                         "arrays": {name: {"shape": list(a.shape), "dtype": str(a.dtype)}
-                                   for name, a in arrays.items()}}
-            (tmp / MANIFEST).write_text(json.dumps(manifest, indent=1))
+                                   for name, a in arrays.items()},
+                        "files": files, **(meta or {})}
+            _write_manifest(tmp, manifest)
             if entry.exists():  # a stale entry without manifest: replace it
                 shutil.rmtree(entry)
-            os.replace(tmp, entry)
+            os.replace(tmp, entry)  # a rename keeps the files' mtimes
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
     return manifest

@@ -1,7 +1,19 @@
-"""IMDB preprocessing exactly as Keras' loader does it (SPEC.md task `rnn`)."""
+"""IMDB exactly as Keras' loader gives it (SPEC.md task `rnn`): reading imdb.npz, preprocessing.
+
+imdb.npz holds pickled object arrays, so it is read here, by the orchestrator, and only after
+its checksum matched; the workers get plain int arrays.
+"""
+import pickle
+import zipfile
+
 import numpy as np
 
 from bench_shared.spec import RNN
+
+from ..errors import DataError
+
+KEYS = ("x_train", "y_train", "x_test", "y_test")
+KERAS_SEED = 113  # keras.datasets.imdb.load_data's default seed: the order it hands out
 
 
 def preprocess(reviews, seq_len=RNN.seq_len, vocab_size=RNN.vocab_size):
@@ -15,3 +27,38 @@ def preprocess(reviews, seq_len=RNN.seq_len, vocab_size=RNN.vocab_size):
         tokens = tokens[-seq_len:]
         out[i, seq_len - len(tokens):] = tokens
     return out
+
+
+def _load(path):
+    """The four arrays of an .npz, read as a zip of .npy files (never as a bare pickle)."""
+    arrays = {}
+    with zipfile.ZipFile(path) as archive:
+        for key in KEYS:
+            with archive.open(key + ".npy") as handle:
+                arrays[key] = np.lib.format.read_array(handle, allow_pickle=True)
+    return arrays
+
+
+def read(path):
+    """{"train_x", "train_y", "test_x", "test_y"} from Keras' imdb.npz: the Keras loader's
+    order (a seeded shuffle of train, then of test, which also mixes both labels into the
+    first N examples a preset keeps), then preprocess(). DataError if it is not imdb.npz."""
+    try:
+        raw = _load(path)
+        rng = np.random.RandomState(KERAS_SEED)
+        arrays = {}
+        for split in ("train", "test"):
+            x, y = raw["x_" + split], np.asarray(raw["y_" + split])
+            if x.ndim != 1 or y.shape != x.shape:
+                raise ValueError(f"x_{split} and y_{split} are not two lists of equal length")
+            if len(y) and not np.isin(y, (0, 1)).all():
+                raise ValueError(f"y_{split} holds labels other than 0 and 1")
+            order = np.arange(len(x))
+            rng.shuffle(order)
+            arrays[split + "_x"] = preprocess(x[order])
+            arrays[split + "_y"] = y[order].astype(np.int64)
+    except (zipfile.BadZipFile, KeyError, OSError, EOFError, ValueError, TypeError,
+            pickle.UnpicklingError) as exc:
+        raise DataError(f"{path} is not a valid IMDB archive "
+                        f"({type(exc).__name__}: {exc})") from None
+    return arrays

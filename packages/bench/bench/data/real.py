@@ -1,0 +1,80 @@
+"""data=real: SPEC.md's CIFAR-10 and IMDB, downloaded (or taken from data.archive), verified
+and prepared once into the arrays the workers memory-map.
+
+Cache layout under the cache root (data.cache_dir, $BENCH_CACHE_DIR, ~/.cache/rosetta-bench):
+    downloads/<checksum>/<filename>        the verified archive, kept so that an altered
+                                           prepared entry can be prepared again offline
+    real/<dataset>-<version>-<checksum>/   the prepared .npy arrays and manifest.json
+Both are named by the archive's configured checksum: a prepared entry is found without the
+network, and another archive (another release, a test's) never shares a cached file.
+"""
+from pathlib import Path
+
+from ..errors import DataError
+from . import cache, cifar10, download, imdb
+
+READERS = {"cifar10": cifar10.read, "imdb": imdb.read}
+NAMES = {"cifar10": "CIFAR-10", "imdb": "IMDB"}
+PREPARATION = "v1"  # bump when the preprocessing changes, so old entries are not reused
+
+
+def _checksum(source):
+    wanted = download.expected_checksums(source)
+    return wanted.get("sha256") or wanted["md5"]
+
+
+def _local(path, source, dataset):
+    path = Path(path).expanduser()
+    if not path.is_file():
+        raise DataError(f"data.archive={path}: no such file (expected {source.filename} "
+                        f"for {dataset})")
+    try:
+        return path, dict(download.verify(path, source), archive=str(path))
+    except download.Mismatch as exc:
+        raise DataError(f"data.archive={path} is not {source.filename} as configured for "
+                        f"{dataset} ({exc}); pass the original {source.filename}") from None
+
+
+def _advice(task_name, dataset, source):
+    return (f" Download it on a machine with internet and pass "
+            f"data.archive=/path/to/{source.filename}, or run `python -m bench prepare "
+            f"task={task_name} data=real` there with BENCH_CACHE_DIR on a shared file system "
+            f"(or copy that cache directory here); mirrors go in data.{dataset}.urls.")
+
+
+def prepare(task_name, dataset, data):
+    """(entry directory, manifest) of the prepared arrays of dataset ("cifar10" or "imdb")."""
+    if dataset not in READERS:
+        raise DataError(f"data=real has no dataset {dataset!r}; known: {', '.join(READERS)}")
+    if data.attempts < 1 or data.timeout_s <= 0:
+        raise DataError(f"data.attempts ({data.attempts}) must be at least 1 and "
+                        f"data.timeout_s ({data.timeout_s}) positive")
+    source = getattr(data, dataset)
+    checksum = _checksum(source)
+    root = cache.cache_root(data.cache_dir)
+    entry = root / "real" / f"{dataset}-{PREPARATION}-{checksum[:16]}"
+    archive = source.archive or data.archive
+    meta = {}
+
+    def build():
+        if archive:
+            path, info = _local(archive, source, dataset)
+        else:
+            try:
+                path, info = download.fetch(source, root / "downloads" / checksum[:16],
+                                            data.timeout_s, data.attempts)
+            except DataError as exc:
+                raise DataError(str(exc) + _advice(task_name, dataset, source)) from None
+        try:
+            arrays = READERS[dataset](path)
+        except DataError as exc:
+            if archive:
+                raise
+            path.unlink(missing_ok=True)  # its checksum matched the config, yet it is unusable
+            raise DataError(f"{exc}; the download was deleted. Check the configured checksum "
+                            f"of {source.filename} (data.{dataset}.sha256/md5)") from None
+        meta["source"] = dict(info, filename=source.filename)
+        return arrays
+
+    description = f"{NAMES[dataset]} ({source.filename}, {checksum})"
+    return entry, cache.prepared(entry, build, description, meta, verify=data.verify)
