@@ -146,6 +146,8 @@ def execute(run):
         runner(run, fw, task, arrays, stopwatch, result)
         result["timings"].update(stopwatch.regions)
         result["device_memory"] = fw.memory_stats()
+        if hasattr(fw, "peak_flops") and run.get("mode") != "verify":  # optional, untimed
+            result["peak_flops"] = fw.peak_flops(run["precision"])
         result["status"] = "ok"
         code = EXIT_OK
     except NotImplementedError as exc:

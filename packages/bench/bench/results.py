@@ -51,7 +51,11 @@ def inference_stats(raw, task):
 def derive(raw, task):
     if raw.get("status") != "ok":
         return {}
-    return (training_stats if task["kind"] == "train" else inference_stats)(raw, task)
+    stats = (training_stats if task["kind"] == "train" else inference_stats)(raw, task)
+    if raw.get("peak_flops") and "achieved_gflops" in stats:
+        # achieved model FLOP/s over the framework's measured dense-matmul FLOP/s
+        stats["utilisation"] = stats["achieved_gflops"] * 1e9 / raw["peak_flops"]
+    return stats
 
 
 def summary_line(result):

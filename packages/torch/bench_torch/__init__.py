@@ -76,6 +76,23 @@ def count_parameters(model):
     return sum(p.numel() for p in model.net.parameters())
 
 
+def peak_flops(precision, size=2048, repeats=10):
+    """Measured dense matrix-multiply throughput on the device (FLOP/s): the denominator of
+    the utilisation figure. Run after the benchmark, untimed."""
+    import time
+
+    dtype = AUTOCAST_DTYPES[precision] or torch.float32
+    a = torch.randn(size, size, device=_device, dtype=dtype)
+    b = torch.randn(size, size, device=_device, dtype=dtype)
+    a @ b  # warm-up
+    sync()
+    start = time.perf_counter()
+    for _ in range(repeats):
+        a @ b
+    sync()
+    return 2.0 * size ** 3 * repeats / (time.perf_counter() - start)
+
+
 def memory_stats():
     if _device.type != "cuda":
         return None

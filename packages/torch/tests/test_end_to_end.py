@@ -17,6 +17,7 @@ def test_training_learns_the_synthetic_data(run_bench, task, chance, floor):
     assert {"channels_last", "compile", "cudnn_benchmark", "tf32"} <= set(settings)
     assert result["framework"]["versions"]["torch"]
     assert result["stats"]["examples_per_second"] > 0
+    assert 0 < result["stats"]["utilisation"] < 1.5 and result["peak_flops"] > 1e9
     assert f"torch {task} cpu fp32 preset=smoke: train" in output
 
 
