@@ -38,7 +38,8 @@ def lint(session):
 def core(session):
     """The orchestrator and the runtime, with the numpy stand-in framework: no framework."""
     session.install(*RUNTIME, "pytest")
-    session.run("pytest", "shared/tests", "packages/bench/tests", *session.posargs)
+    session.run("pytest", "--rootdir", ".", "shared/tests", "packages/bench/tests",
+                *session.posargs)
 
 
 def framework_session(name, spec):
@@ -46,7 +47,8 @@ def framework_session(name, spec):
     def run(session):
         session.install(*spec["requires"])
         session.install(*RUNTIME, "-e", spec["package"], "pytest")
-        session.run("pytest", "shared/tests", f"{spec['package']}/tests", *session.posargs)
+        session.run("pytest", "--rootdir", ".", "shared/tests", f"{spec['package']}/tests",
+                    *session.posargs)
 
     run.__doc__ = f"The {name} package in its own environment: install and test."
     return run

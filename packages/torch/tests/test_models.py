@@ -34,7 +34,7 @@ def test_resnet50_buffers_and_features():
 def test_resnet50_is_v1_stride_on_the_first_1x1():
     net = resnet50.ResNet50Features()
     block = net.stage2[0]
-    assert block.conv1[0].stride == (2, 2) and block.conv2[0].stride == (1, 1)
+    assert block.conv1.stride == (2, 2) and block.conv2.stride == (1, 1)
 
 
 def test_gru_is_the_cudnn_form_with_two_bias_vectors():
