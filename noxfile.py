@@ -11,7 +11,7 @@ import os
 import nox
 
 nox.options.download_python = "never"  # interpreters come from the machine (PATH, pyenv)
-nox.options.sessions = ["lint", "core", "torch"]
+nox.options.sessions = ["lint", "core", "torch", "tensorflow"]
 
 RUNTIME = ["-e", "shared", "-e", "packages/bench"]
 
@@ -24,6 +24,12 @@ FRAMEWORKS = {
         # the CPU build: a plain `torch` from PyPI is a multi-GB CUDA build on Linux;
         # BENCH_TORCH_REQUIREMENT=torch picks whatever pip finds (e.g. your CUDA index)
         "requires": [os.environ.get("BENCH_TORCH_REQUIREMENT", "torch==2.13.0")],
+    },
+    "tensorflow": {
+        "python": None,
+        "package": "packages/tensorflow",
+        # the CPU build here; BENCH_TENSORFLOW_REQUIREMENT="tensorflow[and-cuda]" for GPUs
+        "requires": [os.environ.get("BENCH_TENSORFLOW_REQUIREMENT", "tensorflow-cpu==2.21.0")],
     },
 }
 

@@ -33,6 +33,11 @@ def load_arrays(data):
     return arrays
 
 
+def native(task, x):
+    """The task module's preferred input layout (e.g. NHWC), applied once, before timing."""
+    return task.native_layout(x) if hasattr(task, "native_layout") else x
+
+
 def run_training(run, fw, task, arrays, stopwatch, result):
     cfg = run["task"]
     seed = run["seed"]
@@ -109,11 +114,12 @@ def run_verify(run, fw, task, arrays, stopwatch, result):
     weights.check(name, exported)
     result["export_max_abs_diff"] = max(
         float(np.abs(np.asarray(exported[k], np.float64) - params[k]).max()) for k in params)
-    outputs = task.predict(model, [np.load(v["inputs"])])
+    outputs = task.predict(model, [native(task, np.load(v["inputs"]))])
     np.save(v["outputs"], np.asarray(outputs, np.float32))
     if v.get("train_steps") and run["task"]["kind"] == "train":
         batches = reference_train.fixed_batches(name, v["train_steps"], v["train_batch_size"])
-        result["train_losses"] = [float(task.train_epoch(model, [batch])) for batch in batches]
+        result["train_losses"] = [float(task.train_epoch(model, [(native(task, x), y)]))
+                                  for x, y in batches]
     return model
 
 
@@ -138,6 +144,9 @@ def execute(run):
         stopwatch = Stopwatch(fw.sync)
         start = time.perf_counter()
         arrays = load_arrays(run["data"])
+        for key in ("train_x", "test_x", "images_x"):
+            if key in arrays:
+                arrays[key] = native(task, arrays[key])
         result["timings"]["data_load"] = time.perf_counter() - start
         if run.get("mode") == "verify":
             runner = run_verify

@@ -1,0 +1,99 @@
+"""TensorFlow 2 for Rosetta Bench: capabilities, device, threads, mixed precision and sync."""
+import os
+import time
+
+import keras
+import tensorflow as tf
+
+# The same values as conf/framework/tensorflow.yaml (tests/test_declared.py checks)
+CAPABILITIES = {
+    "tasks": ["cnn", "resnet50", "rnn"],
+    "precisions": {"cpu": ["fp32", "bf16"], "gpu": ["fp32", "fp16", "bf16"]},
+}
+OPTIONS = ("threads", "interop_threads", "xla", "native_pipeline")
+# Keras' mixed-precision policies: bf16/fp16 compute, float32 variables
+POLICIES = {"fp32": "float32", "bf16": "mixed_bfloat16", "fp16": "mixed_float16"}
+
+_device = "/CPU:0"
+_options = {}
+
+
+def device():
+    return _device
+
+
+def options():
+    return _options
+
+
+def sync():
+    """Wait for every queued op on every device (eager GPU ops are asynchronous)."""
+    tf.test.experimental.sync_devices()
+
+
+def versions():
+    build = tf.sysconfig.get_build_info()
+    return {"tensorflow": tf.__version__, "keras": keras.__version__,
+            "cuda": build.get("cuda_version"), "cudnn": build.get("cudnn_version"),
+            "onednn": os.environ.get("TF_ENABLE_ONEDNN_OPTS", "default (on)")}
+
+
+def setup(run):
+    global _device
+    _options.clear()
+    _options.update(run["framework"]["options"])
+    unknown = sorted(set(_options) - set(OPTIONS))
+    if unknown:
+        raise ValueError("unknown tensorflow options %s; known: %s" % (unknown, ", ".join(OPTIONS)))
+    if run["device"]["name"] == "gpu":
+        gpus = tf.config.list_physical_devices("GPU")
+        if not gpus:
+            raise NotImplementedError("device=gpu is not supported by tensorflow %s here: it "
+                                      "sees no GPU (a CPU-only build?)" % tf.__version__)
+        _device = "/GPU:%d" % run["device"]["index"]
+    else:
+        _device = "/CPU:0"
+    threads = _options["threads"] or len(os.sched_getaffinity(0))
+    try:  # settable once, before TensorFlow initialises its runtime
+        tf.config.threading.set_intra_op_parallelism_threads(threads)
+        tf.config.threading.set_inter_op_parallelism_threads(_options["interop_threads"])
+    except RuntimeError:
+        pass
+    keras.mixed_precision.set_global_policy(POLICIES[run["precision"]])
+    keras.utils.set_random_seed(run["seed"])
+    return {
+        "device": _device,
+        "threads": tf.config.threading.get_intra_op_parallelism_threads(),
+        "interop_threads": tf.config.threading.get_inter_op_parallelism_threads(),
+        "policy": keras.mixed_precision.global_policy().name,
+        "xla": bool(_options["xla"]),
+        "native_pipeline": bool(_options["native_pipeline"]),
+        "layout": "NHWC (transposed once at load time)",
+    }
+
+
+def count_parameters(model):
+    return int(sum(v.shape.num_elements() for v in model.trainable_variables))
+
+
+def memory_stats():
+    if not _device.startswith("/GPU"):
+        return None
+    info = tf.config.experimental.get_memory_info(_device.lstrip("/"))
+    return {"peak_allocated_bytes": info["peak"]}
+
+
+def peak_flops(precision, size=2048, repeats=10):
+    """Measured dense matrix-multiply FLOP/s on the device: the utilisation denominator."""
+    dtype = {"fp32": tf.float32, "bf16": tf.bfloat16, "fp16": tf.float16}[precision]
+    with tf.device(_device):
+        a = tf.random.normal((size, size), dtype=tf.float32)
+        a = tf.cast(a, dtype)
+        matmul = tf.function(lambda: tf.matmul(a, a))
+        matmul()
+        sync()
+        start = time.perf_counter()
+        for _ in range(repeats):
+            out = matmul()
+        out.numpy()
+    return 2.0 * size ** 3 * repeats / (time.perf_counter() - start)

@@ -1,0 +1,59 @@
+"""GRU sentiment classifier the TensorFlow 2 way: Keras Embedding + GRU(reset_after=True, the
+cuDNN-compatible form, fused on GPU) + Dense, trained by a tf.function step with Adam."""
+import collections
+
+import keras
+from keras import layers
+
+from bench_shared.spec import RNN
+
+from . import common, weights
+
+
+class GRUClassifier(keras.Model):
+    def __init__(self):
+        super().__init__()
+        self.embedding = layers.Embedding(
+            RNN.vocab_size, RNN.embedding_dim,
+            embeddings_initializer=keras.initializers.RandomUniform(-0.05, 0.05))
+        # Keras' defaults are spec.RNN.init (glorot kernel, orthogonal recurrent, zero biases)
+        self.gru = layers.GRU(RNN.hidden_units, reset_after=True)  # last time step only
+        self.dense = layers.Dense(RNN.num_classes)
+
+    def call(self, tokens, training=False):
+        return self.dense(self.gru(self.embedding(tokens), training=training))
+
+
+def build_model(run):
+    adam = run["task"]["optimizer"]
+    optimizer = keras.optimizers.Adam(adam["lr"], beta_1=adam["beta1"], beta_2=adam["beta2"],
+                                      epsilon=adam["eps"])
+    if run["precision"] == "fp16":
+        optimizer = keras.mixed_precision.LossScaleOptimizer(optimizer)
+    return common.Model(run, GRUClassifier(), (RNN.seq_len,), "int32", optimizer)
+
+
+def slots(model):
+    net = model.net
+    cell = net.gru.cell
+    return collections.OrderedDict([
+        ("embedding.weight", (net.embedding.embeddings, None)),
+        ("gru.input_weight", (cell.kernel, None)),
+        ("gru.recurrent_weight", (cell.recurrent_kernel, None)),
+        ("gru.input_bias", (cell.bias, 0)),  # Keras stacks both biases: (2, 3 * units)
+        ("gru.recurrent_bias", (cell.bias, 1)),
+        ("dense.weight", (net.dense.kernel, None)),
+        ("dense.bias", (net.dense.bias, None)),
+    ])
+
+
+def load_weights(model, params):
+    weights.load("rnn", slots(model), params)
+
+
+def export_weights(model):
+    return weights.export("rnn", slots(model))
+
+
+train_epoch = common.train_epoch
+predict = common.predict
