@@ -2,11 +2,11 @@
 cells, the CSV's rows, the PNG charts' bars, the baseline flags and the 2018 reference."""
 import csv
 import json
-import re
 from pathlib import Path
 
 import pytest
 from matplotlib.container import BarContainer
+from mdtable import parse_table
 
 from bench import baseline, charts, reference_2018, report, runs
 
@@ -72,21 +72,6 @@ def write_results(directory: Path, specs):
         (run_dir / "result.json").write_text(
             json.dumps(make_result(fw, task, seconds, acc, status, device)))
     return directory
-
-
-def parse_table(text, first_header="framework"):
-    """The markdown table whose first header cell is `first_header`, as {row: {column: cell}}."""
-    lines = text.splitlines()
-    start = next(i for i, line in enumerate(lines) if line.startswith(f"| {first_header} |"))
-    split = lambda line: [c.strip() for c in re.split(r"(?<!\\)\|", line)[1:-1]]  # noqa: E731
-    header = split(lines[start])
-    table = {}
-    for line in lines[start + 2:]:
-        if not line.startswith("|"):
-            break
-        cells = split(line)
-        table[cells[0]] = dict(zip(header[1:], cells[1:]))
-    return table
 
 
 @pytest.fixture
