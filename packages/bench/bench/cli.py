@@ -48,6 +48,11 @@ def main() -> int:
         import importlib
 
         return importlib.import_module(SUBCOMMANDS[sys.argv[1]]).main(sys.argv[2:])
+    try:
+        sweep.check_command_line(sys.argv[1:])
+    except ValueError as exc:
+        print(f"bench: {exc}", file=sys.stderr)
+        return 2
     register()
     try:
         hydra.main(version_base="1.3", config_path=str(conf_dir()),

@@ -17,8 +17,9 @@ from typing import Optional
 from . import results
 
 TASKS = ("cnn", "resnet50", "rnn")  # SPEC.md's order, the seed table's column order
-# keys that say where things are or how data was fetched, not what was measured
-INCIDENTAL = ("sweep", "redo", "framework.python", "framework.display_name",
+# keys that say where things are or how data was fetched, not what was measured; and `seed`:
+# runs that differ only in it are repeats (`-m seed=0,1,2`), one cell with their median
+INCIDENTAL = ("seed", "sweep", "redo", "framework.python", "framework.display_name",
               "framework.package", "framework.module", "framework.nox_session",
               "framework.capabilities", "device.index", "data.cache_dir", "data.verify",
               "data.archive", "data.timeout_s", "data.attempts", "data.cifar10", "data.imdb",

@@ -13,7 +13,7 @@ from pathlib import Path
 from hydra.experimental.callback import Callback
 from omegaconf import OmegaConf
 
-from . import capabilities, conf_dir, results, runs, tables
+from . import conf_dir, results, runs, tables
 
 # top-level keys that steer the sweep but are not part of a job's identity
 SWEEP_KEYS = ("redo", "sweep")
@@ -27,11 +27,23 @@ def _key(override: str) -> str:
     return override.split("=", 1)[0].lstrip("+~")
 
 
+def check_name(sweep) -> None:
+    if "/" in str(sweep) or str(sweep) in (".", ".."):
+        raise ValueError(f"sweep={sweep}: a sweep name is one directory name, without '/'")
+
+
+def check_command_line(argv) -> None:
+    """A bad sweep name as one line before Hydra starts (from the resolver, Hydra would print
+    a traceback)."""
+    for arg in argv:
+        if arg.startswith("sweep="):
+            check_name(arg.split("=", 1)[1])
+
+
 def sweep_name(sweep, overrides) -> str:
     """The sweep's directory name: `sweep` itself, else the sorted command-line overrides."""
     if sweep:
-        if "/" in str(sweep) or str(sweep) in (".", ".."):
-            raise ValueError(f"sweep={sweep}: a sweep name is one directory name, without '/'")
+        check_name(sweep)
         return str(sweep)
     kept = sorted(str(o) for o in overrides if _key(str(o)) not in SWEEP_KEYS)
     name = "_".join(kept) or "defaults"
@@ -43,9 +55,8 @@ def sweep_name(sweep, overrides) -> str:
 
 
 def group_options(group: str) -> str:
-    """Every option of a config group (conf/<group>/*.yaml), comma-separated for a sweep."""
-    if group == "framework":
-        return ",".join(capabilities.framework_names())
+    """Every option of a config group (conf/<group>/*.yaml), comma-separated for a sweep: a
+    framework joins the full comparison by having its config file."""
     return ",".join(sorted(p.stem for p in (conf_dir() / group).glob("*.yaml")))
 
 

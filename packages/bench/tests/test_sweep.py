@@ -158,6 +158,14 @@ def test_submitit_local_sweep_completes(run_bench):
     assert set(cells) == {("Fake (numpy)", "cnn"), ("Fake (numpy)", "rnn")}
     assert all("·" in cell for cell in cells.values())
     assert "| Fake (numpy) |" in run.output
+    # again: the submitit jobs find their results and skip
+    stamps = [p.stat().st_mtime_ns for p in paths]
+    again = run_bench("-m", "hydra/launcher=submitit_local", "framework=fake", "task=cnn,rnn",
+                      *SMOKE, timeout=300)
+    assert again.returncode == 0, again.output
+    assert [p.stat().st_mtime_ns for p in paths] == stamps
+    logs = "".join(p.read_text() for p in sweep_dir.glob(".submitit/*/*_log.out"))
+    assert logs.count("skipped, already ok") == 2
 
 
 def test_comparison_presets_sweep_every_framework_and_task(conf_copy, monkeypatch):
@@ -179,6 +187,12 @@ def test_comparison_preset_narrowed_on_the_command_line(run_bench):
     assert path.parent == (run.cwd / "results" / "sweeps" /
                            "comparison=smoke_framework=fake_task=rnn" / "framework=fake,task=rnn")
     assert json.loads(path.read_text())["config"]["preset"]["name"] == "smoke"
+
+
+def test_bad_sweep_name_is_one_line(run_bench):
+    run = run_bench("-m", "sweep=a/b", "framework=fake", *SMOKE)
+    assert run.returncode == 2
+    assert run.output.strip() == "bench: sweep=a/b: a sweep name is one directory name, without '/'"
 
 
 def test_sweep_names():
