@@ -229,11 +229,17 @@ class Grid:
             keys = {k for v in values for k in v if not _matches(k, PLACED)}
             variant_keys.setdefault(framework, set()).update(
                 k for k in keys if len({v.get(k) for v in values}) > 1)
+        frameworks = {}  # display name -> framework names: two frameworks, two rows
+        for c in self.configurations:
+            frameworks.setdefault(c.first.display_name, set()).add(c.first.framework)
         for c in self.configurations:
             identity = dict(c.first.identity)
             variant = [f"{k.removeprefix('framework.options.')}={_show(identity.get(k))}"
                        for k in sorted(variant_keys.get(c.first.framework, ()))]
-            c.row = c.first.display_name + (f" [{', '.join(variant)}]" if variant else "")
+            name = c.first.display_name
+            if len(frameworks[name]) > 1:
+                name += f" ({c.first.framework})"
+            c.row = name + (f" [{', '.join(variant)}]" if variant else "")
 
 
 def _show(value_json):

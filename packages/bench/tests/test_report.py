@@ -234,3 +234,13 @@ def test_configurations_differing_in_an_option_get_rows_of_their_own(tmp_path):
     grid = runs.Grid(runs.collect([tmp_path]))
     assert grid.rows == ["PyTorch [compile=False]", "PyTorch [compile=True]"]
     assert grid.cells[("PyTorch [compile=True]", "resnet50", GPU_COLUMN)].seconds == 3.5
+
+
+def test_frameworks_sharing_a_display_name_keep_rows_of_their_own(tmp_path):
+    for i, framework in enumerate(["torch", "tensorflow"]):
+        r = make_result(framework, "rnn", 10.0 + i, 0.85)
+        r["config"]["framework"]["display_name"] = "Same"
+        (tmp_path / f"job{i}").mkdir()
+        (tmp_path / f"job{i}" / "result.json").write_text(json.dumps(r))
+    grid = runs.Grid(runs.collect([tmp_path]))
+    assert grid.rows == ["Same (tensorflow)", "Same (torch)"]
