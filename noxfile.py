@@ -42,8 +42,9 @@ def lint(session):
 
 @nox.session
 def core(session):
-    """The orchestrator and the runtime, with the numpy stand-in framework: no framework."""
-    session.install(*RUNTIME, "pytest")
+    """The orchestrator and the runtime, with the numpy stand-in framework: no framework.
+    With the Slurm extra: a test sweeps with hydra/launcher=submitit_local."""
+    session.install("-e", "shared", "-e", "packages/bench[slurm]", "pytest")
     session.run("pytest", "--rootdir", ".", "shared/tests", "packages/bench/tests",
                 *session.posargs)
 

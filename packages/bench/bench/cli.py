@@ -1,27 +1,46 @@
-"""`python -m bench`: Hydra turns the command line into typed configs for bench.app;
-`python -m bench prepare ...` only prepares data (bench.prepare), `python -m bench verify`
-runs the equivalence check (bench.verify)."""
+"""`python -m bench`: Hydra turns the command line into typed configs for bench.app (a
+multirun, `-m`, is a sweep: bench.sweep); `python -m bench prepare ...` only prepares data
+(bench.prepare), `python -m bench verify` runs the equivalence check (bench.verify),
+`python -m bench report ...` tabulates result files (bench.report)."""
 import sys
 from pathlib import Path
 
 import hydra
 from hydra.core.hydra_config import HydraConfig
+from hydra.types import RunMode
 from omegaconf import DictConfig, OmegaConf
 
-from . import app, conf_dir
+from . import app, conf_dir, sweep
 from .config import register
 
 _statuses = []  # one per job of this process (a multirun with the basic launcher runs them all)
+_sweep_dir = []  # the multirun's directory, once a job of this process knows it
 
 
-def _job(cfg: DictConfig) -> None:
+def _job(cfg: DictConfig) -> str:
     typed = OmegaConf.to_object(cfg)
-    run_dir = Path(HydraConfig.get().runtime.output_dir)
-    result = app.run_benchmark(typed, OmegaConf.to_container(cfg, resolve=True), run_dir)
+    hydra_cfg = HydraConfig.get()
+    run_dir = Path(hydra_cfg.runtime.output_dir)
+    config = OmegaConf.to_container(cfg, resolve=True)
+    if hydra_cfg.mode == RunMode.MULTIRUN:
+        _sweep_dir[:] = [Path(hydra_cfg.sweep.dir)]
+        result = sweep.finished_result(run_dir, config, typed.redo)
+        if result is not None:
+            print(f"result: {run_dir / 'result.json'}", flush=True)
+            _statuses.append(result["status"])
+            return result["status"]
+    result = app.run_benchmark(typed, config, run_dir)
     _statuses.append(result["status"])
+    return result["status"]
 
 
-SUBCOMMANDS = {"verify": "bench.verify", "prepare": "bench.prepare"}
+SUBCOMMANDS = {"verify": "bench.verify", "prepare": "bench.prepare", "report": "bench.report"}
+
+
+def exit_status(statuses) -> int:
+    if "failed" in statuses:
+        return 1
+    return 2 if "unsupported" in statuses else 0
 
 
 def main() -> int:
@@ -29,11 +48,26 @@ def main() -> int:
         import importlib
 
         return importlib.import_module(SUBCOMMANDS[sys.argv[1]]).main(sys.argv[2:])
+    try:
+        sweep.check_command_line(sys.argv[1:])
+    except ValueError as exc:
+        print(f"bench: {exc}", file=sys.stderr)
+        return 2
     register()
-    hydra.main(version_base="1.3", config_path=str(conf_dir()), config_name="config")(_job)()
-    if "failed" in _statuses:
-        return 1
-    return 2 if "unsupported" in _statuses else 0
+    try:
+        hydra.main(version_base="1.3", config_path=str(conf_dir()),
+                   config_name="config")(_job)()
+    except KeyboardInterrupt:
+        # every finished job's result.json is complete (written atomically); the interrupted
+        # one says `failed`, so the same command runs it again and skips the rest
+        print("\ninterrupted (Ctrl-C): finished results are kept", flush=True)
+        if _sweep_dir:
+            sweep.summarise(_sweep_dir[0])
+            print("the same command resumes the sweep", flush=True)
+        return 130
+    # a sweep's status is that of every result in its directory (the end-of-sweep summary
+    # read them): its jobs may have run in other processes (submitit)
+    return exit_status(sweep.last_statuses if sweep.last_statuses is not None else _statuses)
 
 
 def console_main() -> None:

@@ -152,6 +152,9 @@ class Config:
     data: DataConfig = MISSING
     preset: PresetConfig = MISSING
     seed: int = 0
+    # sweeps (bench.sweep): results/sweeps/<sweep>; null: a name made of the overrides
+    sweep: Optional[str] = None
+    redo: bool = False  # run a sweep's jobs again even where a result exists
 
 
 def register():

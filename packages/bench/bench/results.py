@@ -58,10 +58,16 @@ def derive(raw, task):
     return stats
 
 
+def label(result):
+    """`torch cnn cpu fp32 preset=quick`: which run this is."""
+    c = result["config"]
+    return (f"{c['framework']['name']} {c['task']['name']} {c['device']['name']} "
+            f"{c['precision']['name']} preset={c['preset']['name']}")
+
+
 def summary_line(result):
     c = result["config"]
-    head = (f"{c['framework']['name']} {c['task']['name']} {c['device']['name']} "
-            f"{c['precision']['name']} preset={c['preset']['name']}")
+    head = label(result)
     if result["status"] != "ok":
         return f"{head}: {result['status'].upper()} - {result.get('error', '')}"
     s = result["stats"]
@@ -75,6 +81,25 @@ def summary_line(result):
                 f"test accuracy {result['accuracy']:.4f} on {result['test_examples']}")
     return (f"{head}: {s['seconds_per_1000_images']:.2f} s per 1000 images "
             f"({s['images_per_second']:.1f} images/s, warm-up {s['warmup_seconds']:.1f} s)")
+
+
+def flatten(tree, prefix=""):
+    """{"a": {"b": 1}} -> {"a.b": 1}: configs compared and tabulated key by key."""
+    flat = {}
+    for key, value in tree.items():
+        if isinstance(value, dict) and value:
+            flat.update(flatten(value, f"{prefix}{key}."))
+        else:
+            flat[f"{prefix}{key}"] = value
+    return flat
+
+
+def load(path: Path):
+    """A result.json as a dict; ValueError when it is not one."""
+    result = json.loads(Path(path).read_text())
+    if not isinstance(result, dict) or "status" not in result or "config" not in result:
+        raise ValueError(f"{path} is not a Rosetta Bench result (no status or config)")
+    return result
 
 
 def write(path: Path, result):

@@ -1,0 +1,87 @@
+"""`python -m bench report <result dirs or files...>`: tables and charts from result.json files
+alone.
+
+Writes into --out (default results/reports/<time>/): report.md (the seed's table: framework
+rows; per task the time with the test accuracy beside it, one column per hardware/precision
+found), results.csv (one flat row per run) and <task>.png (bar charts), and prints report.md.
+Repeated runs of one configuration are one cell (median ± half the range). Blank: not run;
+failed; —: unsupported.
+
+  --baseline PATH...   flag every configuration slower (--slower, default 0.10 = 10 %) or less
+                       accurate (--accuracy-drop, default 0.02 = 2 points) than in these results
+  --reference          the seed's 2018 figures (K80/P100 GPUs) beside ours, and in full
+  --by-host            one column per host, not per kind of hardware
+  --no-charts          skip the PNGs
+
+Exit status: 0; 1 when the baseline comparison flags something; 2 a bad command line or no
+result files.
+"""
+import argparse
+import sys
+import time
+from pathlib import Path
+
+from . import baseline, reference_2018, runs, tables
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):
+        raise ValueError(message)
+
+
+def parser():
+    p = _Parser(prog="python -m bench report", add_help=False)
+    p.add_argument("paths", nargs="+")
+    p.add_argument("--out")
+    p.add_argument("--baseline", nargs="+", action="extend", default=[])
+    p.add_argument("--slower", type=float, default=0.10)
+    p.add_argument("--accuracy-drop", type=float, default=0.02)
+    p.add_argument("--reference", action="store_true")
+    p.add_argument("--by-host", action="store_true")
+    p.add_argument("--no-charts", action="store_true")
+    return p
+
+
+def build(args):
+    """(markdown text, grid, flagged findings) for parsed arguments."""
+    found = runs.collect(args.paths)
+    if not found:
+        raise ValueError(f"no result.json found in {' '.join(args.paths)}")
+    grid = runs.Grid(found, by_host=args.by_host)
+    reference = reference_2018.load() if args.reference else None
+    text = tables.markdown(grid, reference)
+    if reference:
+        text += "\n" + reference.markdown()
+    flagged = []
+    if args.baseline:
+        old = runs.collect(args.baseline)
+        if not old:
+            raise ValueError(f"no result.json found in the baseline {' '.join(args.baseline)}")
+        findings = baseline.compare(grid, runs.Grid(old, by_host=args.by_host),
+                                    args.slower, args.accuracy_drop)
+        text += "\n" + baseline.markdown(findings, args.slower, args.accuracy_drop)
+        flagged = [f for f in findings if f.flagged]
+    return text, grid, flagged
+
+
+def main(argv):
+    if not argv or any(a in ("-h", "--help") for a in argv):
+        print(__doc__.strip())
+        return 0 if argv else 2
+    try:
+        args = parser().parse_args(argv)
+        text, grid, flagged = build(args)
+    except (ValueError, FileNotFoundError) as exc:
+        print(f"report: {exc}", file=sys.stderr)
+        return 2
+    out = Path(args.out or Path("results", "reports", time.strftime("%Y-%m-%d_%H-%M-%S")))
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "report.md").write_text(text)
+    tables.write_csv(grid.runs, out / "results.csv")
+    if not args.no_charts:
+        from .charts import write_charts  # matplotlib: only when charts are wanted
+
+        write_charts(grid, out)
+    print(text)
+    print(f"report: {out}")
+    return 1 if flagged else 0

@@ -1,0 +1,246 @@
+"""`python -m bench report` from fixture result files with known numbers: the markdown table's
+cells, the CSV's rows, the PNG charts' bars, the baseline flags and the 2018 reference."""
+import csv
+import json
+from pathlib import Path
+
+import pytest
+from matplotlib.container import BarContainer
+from mdtable import parse_table
+
+from bench import baseline, charts, reference_2018, report, runs
+
+P100, XEON = "Tesla P100-PCIE-16GB", "Intel(R) Xeon(R) Gold 6148 CPU @ 2.40GHz"
+DISPLAY = {"torch": "PyTorch", "tensorflow": "TensorFlow"}
+SPEC_MD = Path(__file__).resolve().parents[3] / "shared" / "SPEC.md"
+
+
+def make_result(framework, task, seconds=None, accuracy=None, status="ok", device="gpu",
+                gpu=P100, precision="fp32", options=None, hostname="node1", seed=0):
+    """A result.json as app.run_benchmark writes it, reduced to what reports read."""
+    kind = "inference" if task == "resnet50" else "train"
+    stats = {}
+    if status == "ok":
+        stats = ({"train_seconds": seconds, "examples_per_second": 50000 / seconds}
+                 if kind == "train" else
+                 {"seconds_per_1000_images": seconds, "images_per_second": 1000 / seconds})
+    return {
+        "status": status,
+        "config": {"task": {"name": task, "kind": kind, "batch_size": 64},
+                   "framework": {"name": framework, "display_name": DISPLAY[framework],
+                                 "options": options or {"threads": 0}, "python": None},
+                   "device": {"name": device, "index": 0},
+                   "precision": {"name": precision}, "preset": {"name": "full"},
+                   "data": {"name": "synthetic", "cache_dir": None}, "seed": seed,
+                   "sweep": None, "redo": False},
+        "stats": stats,
+        "accuracy": accuracy if status == "ok" else None,
+        "error": "" if status == "ok" else f"{framework} {task}: {status} on purpose",
+        "host": {"hostname": hostname, "cpu": XEON, "cpu_affinity": 8, "cpu_count": 40,
+                 "gpus": [{"name": gpu, "driver": "550.54", "memory": "16384 MiB"}]},
+        "framework": {"versions": {framework: "9.9"}},
+    }
+
+
+# (framework, task, seconds, accuracy, status, device) -> the cell the table must show
+CURRENT = [
+    ("torch", "cnn", 50.0, 0.780, "ok", "gpu"),
+    ("torch", "cnn", 54.0, 0.770, "ok", "gpu"),  # repeats (seeds differ): median 51, range 4
+    ("torch", "cnn", 51.0, 0.776, "ok", "gpu"),
+    ("torch", "resnet50", 1.9, None, "ok", "gpu"),
+    ("torch", "rnn", 16.0, 0.855, "ok", "gpu"),
+    ("torch", "cnn", 1500.0, 0.780, "ok", "cpu"),
+    ("tensorflow", "cnn", 57.0, 0.771, "ok", "gpu"),
+    ("tensorflow", "rnn", None, None, "failed", "gpu"),
+    ("tensorflow", "cnn", None, None, "unsupported", "cpu"),
+    # tensorflow resnet50: not run
+]
+BASELINE = [
+    ("torch", "cnn", 45.0, 0.800, "ok", "gpu"),  # now 51: 13 % slower, 2.4 points less
+    ("torch", "rnn", 15.8, 0.856, "ok", "gpu"),  # now 16.0: within 10 %
+    ("tensorflow", "rnn", 22.0, 0.850, "ok", "gpu"),  # now failed
+    ("tensorflow", "cnn", 60.0, 0.770, "ok", "gpu"),  # now 57: faster
+]
+CPU_COLUMN = "Intel Xeon Gold 6148, 8 CPUs fp32"
+GPU_COLUMN = f"{P100} fp32"
+
+
+def write_results(directory: Path, specs):
+    for i, (fw, task, seconds, acc, status, device) in enumerate(specs):
+        run_dir = directory / f"job{i}"
+        run_dir.mkdir(parents=True)
+        (run_dir / "result.json").write_text(
+            json.dumps(make_result(fw, task, seconds, acc, status, device, seed=i)))
+    return directory
+
+
+@pytest.fixture
+def current(tmp_path):
+    return write_results(tmp_path / "current", CURRENT)
+
+
+def test_markdown_table_has_the_seeds_layout_with_known_cells(current, tmp_path):
+    out = tmp_path / "report"
+    assert report.main([str(current), "--out", str(out), "--no-charts"]) == 0
+    text = (out / "report.md").read_text()
+    table = parse_table(text)
+    assert list(table) == ["PyTorch", "TensorFlow"]
+    assert list(table["PyTorch"]) == [f"CNN {CPU_COLUMN}", f"CNN {GPU_COLUMN}",
+                                      f"ResNet-50 s/1000 img {GPU_COLUMN}", f"RNN {GPU_COLUMN}"]
+    assert table["PyTorch"] == {
+        f"CNN {CPU_COLUMN}": "1500 · 78.0 %",
+        f"CNN {GPU_COLUMN}": "51.0 ±2.00 (n=3) · 77.6 %",  # median, half the range, 3 runs
+        f"ResNet-50 s/1000 img {GPU_COLUMN}": "1.90",
+        f"RNN {GPU_COLUMN}": "16.0 · 85.5 %",
+    }
+    assert table["TensorFlow"] == {
+        f"CNN {CPU_COLUMN}": "—",  # unsupported
+        f"CNN {GPU_COLUMN}": "57.0 · 77.1 %",
+        f"ResNet-50 s/1000 img {GPU_COLUMN}": "",  # not run
+        f"RNN {GPU_COLUMN}": "failed",
+    }
+    assert "All runs: data synthetic, preset full." in text
+
+
+def test_csv_has_one_flat_row_per_run(current, tmp_path):
+    out = tmp_path / "report"
+    report.main([str(current), "--out", str(out), "--no-charts"])
+    with open(out / "results.csv") as f:
+        rows = list(csv.DictReader(f))
+    assert len(rows) == len(CURRENT)  # repeats are rows of their own here
+    torch_gpu_cnn = [r for r in rows if (r["framework"], r["task"], r["device"])
+                     == ("torch", "cnn", "gpu")]
+    assert sorted(float(r["train_seconds"]) for r in torch_gpu_cnn) == [50.0, 51.0, 54.0]
+    assert {r["hardware"] for r in torch_gpu_cnn} == {P100}
+    failed = next(r for r in rows if r["status"] == "failed")
+    assert (failed["framework"], failed["task"], failed["train_seconds"]) == (
+        "tensorflow", "rnn", "")
+    assert failed["error"] == "tensorflow rnn: failed on purpose"
+    resnet = next(r for r in rows if r["task"] == "resnet50")
+    assert float(resnet["seconds_per_1000_images"]) == 1.9
+    assert json.loads(resnet["framework_versions"]) == {"torch": "9.9"}
+
+
+def test_png_charts_show_the_medians(current, tmp_path):
+    out = tmp_path / "report"
+    assert report.main([str(current), "--out", str(out)]) == 0
+    for task in ("cnn", "resnet50", "rnn"):
+        assert (out / f"{task}.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n", task
+    grid = runs.Grid(runs.collect([current]))
+    axes = charts.task_figure(grid, "cnn").axes[0]
+    heights = {(bars.get_label(), round(bar.get_x() + bar.get_width() / 2, 3)): bar.get_height()
+               for bars in axes.containers if isinstance(bars, BarContainer) for bar in bars}
+    # rows PyTorch (x=0), TensorFlow (x=1); columns CPU (left), GPU (right)
+    assert heights == {(CPU_COLUMN, -0.2): 1500.0, (GPU_COLUMN, 0.2): 51.0,
+                       (GPU_COLUMN, 1.2): 57.0}
+    texts = [t.get_text() for t in axes.texts]
+    assert "unsupported" in texts  # TensorFlow's unsupported CPU run is marked, not drawn
+
+
+def test_baseline_flags_slower_less_accurate_and_failed(current, tmp_path):
+    old = write_results(tmp_path / "baseline", BASELINE)
+    out = tmp_path / "report"
+    status = report.main([str(current), "--baseline", str(old), "--out", str(out),
+                          "--no-charts"])
+    assert status == 1  # something is flagged
+    text = (out / "report.md").read_text()
+    assert "2 of 4 configurations found in both flagged" in text
+    # one line per configuration: (framework, task, hardware) -> the other cells
+    lines = [line for line in text.split("Against the baseline")[1].splitlines()
+             if line.startswith(("| PyTorch", "| TensorFlow"))]
+    cells = {tuple(c.strip() for c in line.split("|")[1:4]):
+             [c.strip() for c in line.split("|")[4:-1]] for line in lines}
+    assert len(cells) == len(lines) == 7  # 4 in both, 3 in the current results only
+    assert cells[("PyTorch", "CNN", GPU_COLUMN)] == [
+        "45.0 · 80.0 %", "51.0 ±2.00 (n=3) · 77.6 %", "+13.3%", "-2.4",
+        "**slower, less accurate**"]
+    assert cells[("PyTorch", "RNN", GPU_COLUMN)][2:] == ["+1.3%", "-0.1", "ok"]
+    assert cells[("TensorFlow", "RNN", GPU_COLUMN)][1:] == ["failed", "", "", "**failed**"]
+    assert cells[("TensorFlow", "CNN", GPU_COLUMN)][4] == "ok"  # faster is not a problem
+    assert cells[("PyTorch", "CNN", CPU_COLUMN)][4] == "no baseline"
+
+
+def test_baseline_threshold_is_respected(current, tmp_path):
+    old = write_results(tmp_path / "baseline", BASELINE[:1])
+    grid, base = runs.Grid(runs.collect([current])), runs.Grid(runs.collect([old]))
+    # 51 vs 45 is +13.3 %: flagged at 10 %, not at 15 %; accuracy -2.4 points: not at 3
+    findings = baseline.compare(grid, base, slower=0.15, accuracy_drop=0.03)
+    matched = [f for f in findings if f.baseline is not None]
+    assert [(f.verdict, f.flagged) for f in matched] == [("ok", False)]
+    findings = baseline.compare(grid, base, slower=0.10, accuracy_drop=0.03)
+    assert [f.verdict for f in findings if f.flagged] == ["slower"]
+    with pytest.raises(ValueError):
+        baseline.compare(grid, base, slower=-0.1)
+
+
+def test_baseline_from_other_hardware_matches_nothing(current, tmp_path):
+    other = tmp_path / "other" / "job"
+    other.mkdir(parents=True)
+    (other / "result.json").write_text(json.dumps(
+        make_result("torch", "cnn", 40.0, 0.78, gpu="Tesla V100-SXM2-16GB")))
+    out = tmp_path / "report"
+    assert report.main([str(current), "--baseline", str(other.parent), "--out", str(out),
+                        "--no-charts"]) == 0
+    assert "No configuration matches" in (out / "report.md").read_text()
+
+
+def test_reference_2018_is_shown_beside_and_in_full(current, tmp_path):
+    out = tmp_path / "report"
+    assert report.main([str(current), "--reference", "--out", str(out), "--no-charts"]) == 0
+    text = (out / "report.md").read_text()
+    ours = parse_table(text)
+    assert ours["PyTorch"]["CNN K80 (2018)"] == "169"
+    assert ours["PyTorch"]["ResNet-50 s/1000 img P100 (2018)"] == "1.9"
+    assert ours["TensorFlow"]["RNN P100 (2018)"] == "22"
+    assert "Tesla K80 or Tesla P100 GPU, FP32, CUDA 8, cuDNN 6" in text
+    full = parse_table(text.split("2018 reference")[1])
+    assert len(full) == 13 and full["MXNet (Gluon)"]["ResNet-50 s/1000 img K80"] == ""
+
+
+def test_reference_data_file_is_specs_table():
+    """reference_2018.csv holds exactly SPEC.md's 2018 table."""
+    spec = SPEC_MD.read_text().split("## The 2018 reference results")[1]
+    lines = [line for line in spec.splitlines() if line.startswith("|")][2:]
+    columns = [("cnn", "K80"), ("cnn", "P100"), ("resnet50", "K80"), ("resnet50", "P100"),
+               ("rnn", "K80"), ("rnn", "P100")]
+    expected = {}
+    for line in lines:
+        name, *values = [c.strip() for c in line.strip().strip("|").split("|")]
+        expected.update({(name, t, g): v for (t, g), v in zip(columns, values) if v})
+    assert reference_2018.load().texts == expected
+
+
+def test_unreadable_result_files_are_skipped(current, tmp_path, capsys):
+    (current / "broken").mkdir()
+    (current / "broken" / "result.json").write_text("{not json")
+    assert len(runs.collect([current])) == len(CURRENT)
+    assert "skipping" in capsys.readouterr().err
+
+
+def test_bad_command_lines(tmp_path, capsys):
+    assert report.main([str(tmp_path)]) == 2  # no results
+    assert report.main([str(tmp_path / "missing")]) == 2
+    assert report.main(["--bogus"]) == 2
+    assert report.main([]) == 2
+    assert "no result.json" in capsys.readouterr().err
+
+
+def test_configurations_differing_in_an_option_get_rows_of_their_own(tmp_path):
+    for i, compile_ in enumerate([False, True, True]):
+        d = tmp_path / f"job{i}"
+        d.mkdir()
+        r = make_result("torch", "resnet50", 2.0 + i, options={"compile": compile_})
+        (d / "result.json").write_text(json.dumps(r))
+    grid = runs.Grid(runs.collect([tmp_path]))
+    assert grid.rows == ["PyTorch [compile=False]", "PyTorch [compile=True]"]
+    assert grid.cells[("PyTorch [compile=True]", "resnet50", GPU_COLUMN)].seconds == 3.5
+
+
+def test_frameworks_sharing_a_display_name_keep_rows_of_their_own(tmp_path):
+    for i, framework in enumerate(["torch", "tensorflow"]):
+        r = make_result(framework, "rnn", 10.0 + i, 0.85)
+        r["config"]["framework"]["display_name"] = "Same"
+        (tmp_path / f"job{i}").mkdir()
+        (tmp_path / f"job{i}" / "result.json").write_text(json.dumps(r))
+    grid = runs.Grid(runs.collect([tmp_path]))
+    assert grid.rows == ["Same (tensorflow)", "Same (torch)"]
