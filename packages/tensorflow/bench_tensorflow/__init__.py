@@ -3,6 +3,7 @@ import os
 import time
 
 import keras
+import numpy as np
 import tensorflow as tf
 
 # The same values as conf/framework/tensorflow.yaml (tests/test_declared.py checks)
@@ -73,7 +74,9 @@ def setup(run):
 
 
 def count_parameters(model):
-    return int(sum(v.shape.num_elements() for v in model.trainable_variables))
+    """Weights in SPEC's convention: batch norm's moving statistics are buffers, not counted
+    (and a frozen feature extractor still has its parameters)."""
+    return int(sum(int(np.prod(v.shape)) for v in model.net.weights if "moving_" not in v.path))
 
 
 def memory_stats():

@@ -32,7 +32,7 @@ def _images(task, data):
     on pixel values, and there is no real dataset for it)."""
     num_images = task.batch_size * task.num_batches
     entry = cache.cache_root(data.cache_dir) / "synthetic" / \
-        f"{task.dataset}-v1-seed{data.seed}-{num_images}"
+        f"{task.dataset}-{synthetic.VERSION}-seed{data.seed}-{num_images}"
     manifest = cache.prepared(entry, lambda: synthetic.images224(num_images, data.seed),
                               f"synthetic {task.dataset} (seed {data.seed})", verify=data.verify)
     extra = {"inputs": "random"}
@@ -58,7 +58,7 @@ def prepare(task, data, preset):
     num_train, num_test = example_counts(task, preset)
     generator = {"cifar10": synthetic.cifar10, "imdb": synthetic.imdb_like}[task.dataset]
     entry = cache.cache_root(data.cache_dir) / "synthetic" / \
-        f"{task.dataset}-v1-seed{data.seed}-{num_train}-{num_test}"
+        f"{task.dataset}-{synthetic.VERSION}-seed{data.seed}-{num_train}-{num_test}"
     manifest = cache.prepared(entry, lambda: generator(num_train, num_test, data.seed),
                               f"synthetic {task.dataset} (seed {data.seed})", verify=data.verify)
     return _result(entry, manifest, {"train": num_train, "test": num_test})
