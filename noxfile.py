@@ -11,7 +11,7 @@ import os
 import nox
 
 nox.options.download_python = "never"  # interpreters come from the machine (PATH, pyenv)
-nox.options.sessions = ["lint", "core", "torch", "tensorflow"]
+nox.options.sessions = ["lint", "core", "torch", "tensorflow", "keras"]
 
 RUNTIME = ["-e", "shared", "-e", "packages/bench"]
 
@@ -29,6 +29,13 @@ FRAMEWORKS = {
         "python": None,
         "package": "packages/tensorflow",
         # the CPU build here; BENCH_TENSORFLOW_REQUIREMENT="tensorflow[and-cuda]" for GPUs
+        "requires": [os.environ.get("BENCH_TENSORFLOW_REQUIREMENT", "tensorflow-cpu==2.21.0")],
+    },
+    "keras": {
+        "python": None,
+        # Keras on TensorFlow reuses bench_tensorflow's runtime set-up and weight conversions
+        "package": "packages/keras",
+        "depends": ["packages/tensorflow"],
         "requires": [os.environ.get("BENCH_TENSORFLOW_REQUIREMENT", "tensorflow-cpu==2.21.0")],
     },
 }
@@ -53,7 +60,8 @@ def framework_session(name, spec):
     @nox.session(name=name, python=spec["python"])
     def run(session):
         session.install(*spec["requires"])
-        session.install(*RUNTIME, "-e", spec["package"], "pytest")
+        local = [*spec.get("depends", []), spec["package"]]  # editable, beside the runtime
+        session.install(*RUNTIME, *(arg for path in local for arg in ("-e", path)), "pytest")
         session.run("pytest", "--rootdir", ".", "shared/tests", f"{spec['package']}/tests",
                     *session.posargs)
 

@@ -9,7 +9,7 @@ from pathlib import Path
 # variables that change speed: thread pools, allocators, framework switches, device masks
 SPEED_VARIABLES = ("OMP_", "MKL_", "OPENBLAS_", "KMP_", "TF_", "XLA_", "CUDA_", "CUDNN_",
                    "TORCH_", "PYTORCH_", "MXNET_", "CHAINER_", "CUPY_", "DNNL_", "ONEDNN_",
-                   "NCCL_", "LD_PRELOAD", "MALLOC_", "NUMEXPR_", "VECLIB_")
+                   "NCCL_", "LD_PRELOAD", "MALLOC_", "NUMEXPR_", "VECLIB_", "KERAS_")
 
 
 def _run(args, cwd=None):

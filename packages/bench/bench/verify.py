@@ -26,9 +26,10 @@ from .errors import BenchError
 # PyTorch's CPU autocast bf16 measured 4e-3 (ResNet-50) to 7e-3 (CNN, GRU).
 OUTPUT_TOLERANCE = {"fp32": 1e-4, "fp16": 1e-2, "bf16": 3e-2}
 # Training: max relative difference of the per-step losses. fp32 rounding compounds through
-# the steps (PyTorch: 3e-5 after 20 CNN steps, 1e-7 for the GRU; bf16: 1e-3); a convention
-# error (momentum, loss reduction, gate order) shows at 1e-2 and more within a few steps.
-TRAIN_TOLERANCE = {"fp32": 1e-3, "fp16": 1e-2, "bf16": 1e-2}
+# the steps (CNN after 20 steps: PyTorch 3e-5, TensorFlow and Keras 6e-4; GRU: 1e-7 and 2e-4;
+# PyTorch bf16: 1e-3); a convention error (momentum, loss reduction, gate order) shows at 1e-2
+# and more within a few steps.
+TRAIN_TOLERANCE = {"fp32": 2e-3, "fp16": 1e-2, "bf16": 1e-2}
 TRAIN_BATCH_SIZE = 16
 
 

@@ -119,7 +119,9 @@ def test_ctrl_c_keeps_finished_results(bench_env, tmp_path):
         [sys.executable, "-m", "bench", "-m", "framework=fake", "task=cnn", *SMOKE,
          "framework.options.fault=none,hang", "sweep=interrupted"],
         cwd=tmp_path, env=bench_env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-        text=True)
+        text=True,
+        # a shell's background job starts with SIGINT ignored, and Python keeps that: restore it
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     watchdog = threading.Timer(120, proc.kill)
     watchdog.start()
     output = []

@@ -39,25 +39,20 @@ def versions():
             "onednn": os.environ.get("TF_ENABLE_ONEDNN_OPTS", "default (on)")}
 
 
-def setup(run):
+def configure(run, threads, interop_threads):
+    """Device, thread pools, mixed-precision policy and seeds; shared with bench_keras."""
     global _device
-    _options.clear()
-    _options.update(run["framework"]["options"])
-    unknown = sorted(set(_options) - set(OPTIONS))
-    if unknown:
-        raise ValueError("unknown tensorflow options %s; known: %s" % (unknown, ", ".join(OPTIONS)))
     if run["device"]["name"] == "gpu":
-        gpus = tf.config.list_physical_devices("GPU")
-        if not gpus:
+        if not tf.config.list_physical_devices("GPU"):
             raise NotImplementedError("device=gpu is not supported by tensorflow %s here: it "
                                       "sees no GPU (a CPU-only build?)" % tf.__version__)
         _device = "/GPU:%d" % run["device"]["index"]
     else:
         _device = "/CPU:0"
-    threads = _options["threads"] or len(os.sched_getaffinity(0))
     try:  # settable once, before TensorFlow initialises its runtime
-        tf.config.threading.set_intra_op_parallelism_threads(threads)
-        tf.config.threading.set_inter_op_parallelism_threads(_options["interop_threads"])
+        tf.config.threading.set_intra_op_parallelism_threads(
+            threads or len(os.sched_getaffinity(0)))
+        tf.config.threading.set_inter_op_parallelism_threads(interop_threads)
     except RuntimeError:
         pass
     keras.mixed_precision.set_global_policy(POLICIES[run["precision"]])
@@ -67,10 +62,19 @@ def setup(run):
         "threads": tf.config.threading.get_intra_op_parallelism_threads(),
         "interop_threads": tf.config.threading.get_inter_op_parallelism_threads(),
         "policy": keras.mixed_precision.global_policy().name,
-        "xla": bool(_options["xla"]),
-        "native_pipeline": bool(_options["native_pipeline"]),
         "layout": "NHWC (transposed once at load time)",
     }
+
+
+def setup(run):
+    _options.clear()
+    _options.update(run["framework"]["options"])
+    unknown = sorted(set(_options) - set(OPTIONS))
+    if unknown:
+        raise ValueError("unknown tensorflow options %s; known: %s" % (unknown, ", ".join(OPTIONS)))
+    settings = configure(run, _options["threads"], _options["interop_threads"])
+    settings.update(xla=bool(_options["xla"]), native_pipeline=bool(_options["native_pipeline"]))
+    return settings
 
 
 def count_parameters(model):

@@ -1,0 +1,55 @@
+"""VGG-style CIFAR-10 CNN the Keras way: keras.Sequential, compile, fit, predict (NHWC)."""
+import collections
+
+import keras
+from bench_tensorflow import weights
+from bench_tensorflow.common import native_layout  # noqa: F401  NCHW -> NHWC once
+from keras import layers
+
+from bench_shared.spec import CNN
+
+from . import common
+
+
+def build_model(run):
+    k, (c1, c2, c3, c4) = CNN.kernel_size, CNN.conv_channels
+    d1, d2, d3 = CNN.dropout if run["task"].get("dropout", True) else (0.0, 0.0, 0.0)
+    c, h, w = CNN.input_shape
+    model = keras.Sequential([
+        keras.Input((h, w, c)),
+        layers.Conv2D(c1, k, padding="same", activation="relu", name="conv1"),
+        layers.Conv2D(c2, k, padding="same", name="conv2"),
+        layers.MaxPool2D(2), layers.Activation("relu"),  # ReLU after the pool: cheaper
+        layers.Dropout(d1),
+        layers.Conv2D(c3, k, padding="same", activation="relu", name="conv3"),
+        layers.Conv2D(c4, k, padding="same", name="conv4"),
+        layers.MaxPool2D(2), layers.Activation("relu"),
+        layers.Dropout(d2),
+        layers.Flatten(),  # H, W, C order: bench_tensorflow.weights permutes the dense rows
+        layers.Dense(CNN.dense_units, activation="relu", name="dense1"),
+        layers.Dropout(d3),
+        layers.Dense(CNN.num_classes, name="dense2", dtype="float32"),  # fp32 logits
+    ], name="vgg_cnn")  # Keras' defaults: glorot-uniform kernels, zero biases (SPEC rule)
+    sgd = run["task"]["optimizer"]
+    # Keras' SGD momentum (m = mu m - lr g; w += m) is heavy-ball for a constant lr
+    return common.compile_model(model, keras.optimizers.SGD(sgd["lr"], momentum=sgd["momentum"]))
+
+
+def slots(model):
+    pairs = []
+    for name in ("conv1", "conv2", "conv3", "conv4", "dense1", "dense2"):
+        layer = model.get_layer(name)
+        pairs += [(name + ".weight", layer.kernel), (name + ".bias", layer.bias)]
+    return collections.OrderedDict((n, (v, None)) for n, v in pairs)
+
+
+def load_weights(model, params):
+    weights.load("cnn", slots(model), params)
+
+
+def export_weights(model):
+    return weights.export("cnn", slots(model))
+
+
+train_epoch = common.train_epoch
+predict = common.predict

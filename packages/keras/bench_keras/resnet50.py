@@ -1,0 +1,73 @@
+"""ResNet-50 v1 features the Keras way: keras.applications.ResNet50(weights=None,
+include_top=False, pooling="avg") and model.predict.
+
+Departures from SPEC's model, both harmless: its convolutions carry biases (Keras counts
+23,534,592 trainable weights; they hold zeros here and are left out of SPEC's 23,508,032),
+and its batch-norm epsilon is 1.001e-5 instead of 1e-5."""
+import collections
+
+import keras
+import numpy as np
+from bench_tensorflow import weights
+from bench_tensorflow.common import native_layout  # noqa: F401  NCHW -> NHWC once
+
+from bench_shared.spec import ResNet50
+
+from . import common, options
+
+
+def build_model(run):
+    c, h, w = ResNet50.input_shape
+    model = keras.applications.ResNet50(weights=None, include_top=False, pooling="avg",
+                                        input_shape=(h, w, c))  # never downloads
+    model.compile(jit_compile=bool(options()["jit_compile"]))
+    model.spec_excluded = tuple(v.path for v in _conv_biases(model))
+    for bias in _conv_biases(model):
+        bias.assign(np.zeros(bias.shape, np.float32))
+    return model
+
+
+def _conv_biases(model):
+    return [layer.bias for layer in model.layers
+            if isinstance(layer, keras.layers.Conv2D) and layer.use_bias]
+
+
+def _keras_name(stage, block, index):
+    return "conv%d_block%d_%d" % (stage + 1, block + 1, index)  # Keras counts stages from conv2
+
+
+def slots(model):
+    def bn(prefix, name):
+        layer = model.get_layer(name)
+        return [(prefix + ".gamma", layer.gamma), (prefix + ".beta", layer.beta),
+                (prefix + ".mean", layer.moving_mean), (prefix + ".var", layer.moving_variance)]
+
+    pairs = [("stem.conv.weight", model.get_layer("conv1_conv").kernel)] + \
+        bn("stem.bn", "conv1_bn")
+    for s, (blocks, _, _, _) in enumerate(ResNet50.stages, 1):
+        for b in range(blocks):
+            prefix = "stage%d.block%d." % (s, b)
+            for i in (1, 2, 3):
+                name = _keras_name(s, b, i)
+                pairs.append((prefix + "conv%d.weight" % i, model.get_layer(name + "_conv").kernel))
+                pairs += bn(prefix + "bn%d" % i, name + "_bn")
+            if b == 0:  # Keras names the projection shortcut block1_0
+                name = _keras_name(s, b, 0)
+                pairs.append((prefix + "shortcut.conv.weight",
+                              model.get_layer(name + "_conv").kernel))
+                pairs += bn(prefix + "shortcut.bn", name + "_bn")
+    return collections.OrderedDict((n, (v, None)) for n, v in pairs)
+
+
+def load_weights(model, params):
+    weights.load("resnet50", slots(model), params)
+
+
+def export_weights(model):
+    if any(np.any(bias.numpy()) for bias in _conv_biases(model)):
+        raise ValueError("this Keras ResNet50 has non-zero convolution biases, which the "
+                         "neutral format (SPEC's model) cannot hold")
+    return weights.export("resnet50", slots(model))
+
+
+predict = common.predict

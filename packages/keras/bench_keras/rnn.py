@@ -1,0 +1,49 @@
+"""GRU sentiment classifier the Keras way: Sequential Embedding + GRU(reset_after=True, the
+cuDNN-compatible form, fused on GPU) + Dense; compile with Adam, fit, predict."""
+import collections
+
+import keras
+from bench_tensorflow import weights
+from keras import layers
+
+from bench_shared.spec import RNN
+
+from . import common
+
+
+def build_model(run):
+    model = keras.Sequential([
+        keras.Input((RNN.seq_len,), dtype="int32"),
+        layers.Embedding(RNN.vocab_size, RNN.embedding_dim, name="embedding",
+                         embeddings_initializer=keras.initializers.RandomUniform(-0.05, 0.05)),
+        layers.GRU(RNN.hidden_units, reset_after=True, name="gru"),  # last time step only
+        layers.Dense(RNN.num_classes, name="dense", dtype="float32"),  # fp32 logits
+    ], name="gru_classifier")
+    adam = run["task"]["optimizer"]
+    return common.compile_model(model, keras.optimizers.Adam(
+        adam["lr"], beta_1=adam["beta1"], beta_2=adam["beta2"], epsilon=adam["eps"]))
+
+
+def slots(model):
+    cell, dense = model.get_layer("gru").cell, model.get_layer("dense")
+    return collections.OrderedDict([
+        ("embedding.weight", (model.get_layer("embedding").embeddings, None)),
+        ("gru.input_weight", (cell.kernel, None)),
+        ("gru.recurrent_weight", (cell.recurrent_kernel, None)),
+        ("gru.input_bias", (cell.bias, 0)),  # Keras stacks both biases: (2, 3 * units)
+        ("gru.recurrent_bias", (cell.bias, 1)),
+        ("dense.weight", (dense.kernel, None)),
+        ("dense.bias", (dense.bias, None)),
+    ])
+
+
+def load_weights(model, params):
+    weights.load("rnn", slots(model), params)
+
+
+def export_weights(model):
+    return weights.export("rnn", slots(model))
+
+
+train_epoch = common.train_epoch
+predict = common.predict
