@@ -3,7 +3,7 @@ pins never meet. `nox -s <framework>` builds the environment that `python -m ben
 framework=<framework>` then finds in .nox/<framework>; `--install-only` builds it without
 running the tests.
 
-    nox -s lint core torch        # the whole test suite (what .ci/run runs)
+    nox                           # the whole test suite (what .ci/run runs)
     nox -s torch --install-only   # just build the PyTorch environment
 """
 import os
