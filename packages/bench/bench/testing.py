@@ -1,0 +1,31 @@
+"""Helpers for the framework packages' tests: the run dict a worker would get, and the real
+CLI in a subprocess. Importing this module imports no framework."""
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from hydra import compose, initialize_config_dir
+from omegaconf import OmegaConf
+
+from . import app, conf_dir, config
+
+
+def make_run(framework, *overrides):
+    """The run dict the orchestrator would hand a worker, composed from the real configs."""
+    config.register()
+    with initialize_config_dir(config_dir=str(conf_dir()), version_base="1.3"):
+        cfg = compose(config_name="config", overrides=[f"framework={framework}", *overrides])
+    return app.worker_run(OmegaConf.to_object(cfg), {"arrays": {}, "limits": {}})
+
+
+def run_cli(args, cwd, cache_dir, timeout=900):
+    """`python -m bench *args` in a subprocess: (exit status, output, last result or None)."""
+    env = dict(os.environ, BENCH_CACHE_DIR=str(cache_dir))
+    proc = subprocess.run([sys.executable, "-m", "bench", *args], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=timeout)
+    paths = re.findall(r"^result: (.+)$", proc.stdout, re.M)
+    result = json.loads(Path(paths[-1]).read_text()) if paths else None
+    return proc.returncode, proc.stdout + proc.stderr, result
