@@ -29,3 +29,22 @@ def run_cli(args, cwd, cache_dir, timeout=900):
     paths = re.findall(r"^result: (.+)$", proc.stdout, re.M)
     result = json.loads(Path(paths[-1]).read_text()) if paths else None
     return proc.returncode, proc.stdout + proc.stderr, result
+
+
+def loaded_model(framework, task, *overrides):
+    """(run, model, neutral params): the framework's task model, dropout off, holding the
+    deterministic random neutral weights of the equivalence check. Imports the framework:
+    for the framework packages' own tests only."""
+    import importlib
+
+    from bench_shared import weights
+
+    run = make_run(framework, f"task={task}", *overrides)
+    run["task"]["dropout"] = False
+    package = run["framework"]["package"]
+    importlib.import_module(package).setup(run)
+    module = importlib.import_module(f"{package}.{task}")
+    model = module.build_model(run)
+    params = weights.random_weights(task, seed=0)
+    module.load_weights(model, params)
+    return run, model, params

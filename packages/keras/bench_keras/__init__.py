@@ -3,6 +3,7 @@ runtime (threads, device, mixed-precision policy, sync), so that comes from benc
 what is Keras' own is the model API: Sequential / applications, compile, fit, predict."""
 import keras
 import numpy as np
+
 from bench_tensorflow import configure, memory_stats, peak_flops, sync, versions  # noqa: F401
 
 # The same values as conf/framework/keras.yaml (tests/test_declared.py checks)

@@ -2,11 +2,11 @@
 import collections
 
 import keras
-from bench_tensorflow import weights
-from bench_tensorflow.common import native_layout  # noqa: F401  NCHW -> NHWC once
 from keras import layers
 
 from bench_shared.spec import CNN
+from bench_tensorflow import weights
+from bench_tensorflow.common import native_layout  # noqa: F401  NCHW -> NHWC once
 
 from . import common
 

@@ -8,10 +8,10 @@ import collections
 
 import keras
 import numpy as np
-from bench_tensorflow import weights
-from bench_tensorflow.common import native_layout  # noqa: F401  NCHW -> NHWC once
 
 from bench_shared.spec import ResNet50
+from bench_tensorflow import weights
+from bench_tensorflow.common import native_layout  # noqa: F401  NCHW -> NHWC once
 
 from . import common, options
 

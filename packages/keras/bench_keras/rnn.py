@@ -3,10 +3,10 @@ cuDNN-compatible form, fused on GPU) + Dense; compile with Adam, fit, predict.""
 import collections
 
 import keras
-from bench_tensorflow import weights
 from keras import layers
 
 from bench_shared.spec import RNN
+from bench_tensorflow import weights
 
 from . import common
 

@@ -1,6 +1,5 @@
 """bench_keras declares what conf/framework/keras.yaml declares."""
 import bench_keras
-
 from bench import capabilities
 
 

@@ -1,23 +1,17 @@
 """The Keras models against SPEC and the NumPy reference, with neutral weights."""
-import bench_keras
 import numpy as np
 import pytest
-from bench_keras import cnn, resnet50, rnn
-from conftest import make_run
 
-from bench_shared import reference, reference_train, spec, weights
+import bench_keras
+from bench import testing
+from bench_keras import cnn, resnet50, rnn
+from bench_shared import reference, reference_train, spec
 
 MODULES = {"cnn": cnn, "resnet50": resnet50, "rnn": rnn}
 
 
-def loaded_model(task):
-    run = make_run(f"task={task}")
-    run["task"]["dropout"] = False
-    bench_keras.setup(run)
-    model = MODULES[task].build_model(run)
-    params = weights.random_weights(task, seed=0)
-    MODULES[task].load_weights(model, params)
-    return run, model, params
+def loaded_model(task, *overrides):
+    return testing.loaded_model("keras", task, *overrides)
 
 
 def native(task, x):

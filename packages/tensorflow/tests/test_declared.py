@@ -1,6 +1,5 @@
 """bench_tensorflow declares what conf/framework/tensorflow.yaml declares."""
 import bench_tensorflow
-
 from bench import capabilities
 
 

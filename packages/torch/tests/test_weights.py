@@ -9,10 +9,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import make_run
 
 import bench
-import bench_torch
+from bench import testing
 from bench_shared import reference, reference_train, weights
 from bench_torch import cnn, resnet50, rnn
 
@@ -20,13 +19,7 @@ MODULES = {"cnn": cnn, "resnet50": resnet50, "rnn": rnn}
 
 
 def loaded_model(task, *overrides):
-    run = make_run(f"task={task}", *overrides)
-    run["task"]["dropout"] = False
-    bench_torch.setup(run)
-    model = MODULES[task].build_model(run)
-    params = weights.random_weights(task, seed=0)
-    MODULES[task].load_weights(model, params)
-    return run, model, params
+    return testing.loaded_model("torch", task, *overrides)
 
 
 @pytest.mark.parametrize("task", sorted(MODULES))
