@@ -57,7 +57,9 @@ class References:
     """Neutral weights, inputs and reference results, written and computed once per task."""
 
     def __init__(self, directory: Path, steps):
-        self.directory, self.steps, self.cache = directory, steps, {}
+        self.directory, self.steps = directory, steps
+        self.cache = {}  # task -> (paths, reference outputs, neutral params)
+        self.trajectories = {}  # (task, optimizer) -> reference losses
 
     def __call__(self, task):
         if task not in self.cache:
@@ -73,11 +75,11 @@ class References:
 
     def train_reference(self, task, optimizer):
         key = (task, json.dumps(optimizer, sort_keys=True))
-        if key not in self.cache:
+        if key not in self.trajectories:
             params = self(task)[2]
             batches = reference_train.fixed_batches(task, self.steps, TRAIN_BATCH_SIZE)
-            self.cache[key] = reference_train.train_steps(task, params, batches, optimizer)
-        return self.cache[key]
+            self.trajectories[key] = reference_train.train_steps(task, params, batches, optimizer)
+        return self.trajectories[key]
 
 
 def check_one(framework, task, args, refs, out_dir):
