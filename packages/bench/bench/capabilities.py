@@ -35,6 +35,11 @@ def check(cfg: Config) -> None:
         raise UnsupportedError(
             f"precision={precision} is not supported by framework={fw.name} on device={device}; "
             f"supported there: {', '.join(caps.precisions[device])}")
+    for_task = caps.task_precisions.get(task, {}).get(device)
+    if for_task is not None and precision not in for_task:
+        raise UnsupportedError(
+            f"precision={precision} is not supported by framework={fw.name} for task={task} on "
+            f"device={device}; supported there: {', '.join(for_task)}")
     if device == "gpu":
         gpus = sysinfo.gpus()
         if not gpus:

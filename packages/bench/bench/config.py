@@ -72,6 +72,8 @@ class Resnet50Task(TaskConfig):
 class Capabilities:
     tasks: List[str] = MISSING
     precisions: Dict[str, List[str]] = MISSING  # device -> precisions
+    # narrower lists for some tasks: task -> device -> precisions (e.g. no bf16 GRU)
+    task_precisions: Dict[str, Dict[str, List[str]]] = field(default_factory=dict)
 
 
 @dataclass

@@ -73,8 +73,23 @@ def test_every_framework_config_composes_and_declares_capabilities(framework):
     cfg = compose_typed(f"framework={framework}")
     assert cfg.framework.name == framework
     assert set(cfg.framework.capabilities.tasks) <= set(spec.TASKS)
-    for device, precisions in cfg.framework.capabilities.precisions.items():
+    caps = cfg.framework.capabilities
+    for device, precisions in caps.precisions.items():
         assert device in ("cpu", "gpu") and set(precisions) <= {"fp32", "fp16", "bf16"}
+    for task, narrower in caps.task_precisions.items():  # only narrows the device's list
+        assert task in caps.tasks
+        for device, precisions in narrower.items():
+            assert set(precisions) <= set(caps.precisions[device]), (task, device)
+
+
+def test_a_task_may_narrow_the_precisions_of_its_device():
+    narrow = "+framework.capabilities.task_precisions={rnn: {cpu: [fp32]}}"
+    capabilities.check(compose_typed("framework=torch", "task=cnn", "precision=bf16", narrow))
+    cfg = compose_typed("framework=torch", "task=rnn", "precision=bf16", narrow)
+    with pytest.raises(bench.errors.UnsupportedError) as refused:
+        capabilities.check(cfg)
+    assert str(refused.value) == ("precision=bf16 is not supported by framework=torch for "
+                                  "task=rnn on device=cpu; supported there: fp32")
 
 
 def test_task_framework_tweaks_apply_to_their_combination_only():
