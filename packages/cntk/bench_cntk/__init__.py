@@ -3,19 +3,15 @@ import os
 
 import numpy as np
 
-from . import mpi_shim
-
 try:
     import cntk as C
 except ImportError as exc:  # CNTK 2.7 links OpenMPI 1.10's sonames (libmpi.so.12, ...)
     if "libmpi" not in str(exc):
         raise
-    C = None
-    _IMPORT_ERROR = "CNTK cannot load: %s. To fix it, %s, and put %s on LD_LIBRARY_PATH (the " \
-        "orchestrator does that for its CNTK worker)." % (exc, mpi_shim.FIX, mpi_shim.shim_dir())
+    C, _IMPORT_ERROR = None, str(exc)  # raised by cntk_module(): mpi_shim must run without it
 
 # The same values as conf/framework/cntk.yaml (the orchestrator reads that file without
-# importing cntk); tests/test_capabilities.py asserts that the two agree.
+# importing cntk); tests_e2e/test_capabilities.py asserts that the two agree.
 CAPABILITIES = {
     "tasks": ["cnn", "resnet50", "rnn"],
     # the `cntk` wheel is CPU-only; its CPU kernels refuse float16 convolutions ("FP16
@@ -27,10 +23,14 @@ OPTIONS = ("threads",)
 _settings = {}
 
 
-def cntk():
+def cntk_module():
     """The cntk module, or the import error that names the MPI fix."""
     if C is None:
-        raise ImportError(_IMPORT_ERROR)
+        from . import mpi_shim
+
+        raise ImportError("CNTK cannot load: %s. To fix it, %s, and put %s on LD_LIBRARY_PATH "
+                          "(the orchestrator does that for its CNTK worker)."
+                          % (_IMPORT_ERROR, mpi_shim.FIX, mpi_shim.shim_dir()))
     return C
 
 
@@ -39,14 +39,19 @@ def sync():
 
 
 def versions():
-    return {"cntk": cntk().__version__,
+    from . import mpi_shim
+
+    shim = mpi_shim.shim_dir()
+    return {"cntk": cntk_module().__version__,
             "devices": [str(d.type()) for d in C.device.all_devices()],
-            "mpi_shim": mpi_shim.shim_dir() if os.path.isdir(mpi_shim.shim_dir()) else None}
+            # the OpenMPI 4 libraries standing in for 1.10's (None: CNTK found its own)
+            "mpi_shim": {name: os.path.realpath(os.path.join(shim, name))
+                         for name in sorted(mpi_shim.SONAMES)} if os.path.isdir(shim) else None}
 
 
 def setup(run):
     """Choose the device, set threads and the random seed; return what was applied."""
-    cntk()
+    cntk_module()
     options = run["framework"]["options"]
     unknown = sorted(set(options) - set(OPTIONS))
     if unknown:

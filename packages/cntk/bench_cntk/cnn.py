@@ -1,9 +1,9 @@
 """VGG-style CIFAR-10 CNN the CNTK way: cntk.layers Sequential, cntk.Trainer, momentum_sgd."""
 from bench_shared.spec import CNN
 
-from . import common, cntk, weights
+from . import cntk_module, common, weights
 
-C = cntk()
+C = cntk_module()
 L = C.layers
 
 

@@ -4,9 +4,9 @@ import collections
 
 import numpy as np
 
-from . import cntk
+from . import cntk_module
 
-C = cntk()
+C = cntk_module()
 
 
 class Model(object):

@@ -6,9 +6,9 @@ import numpy as np
 
 from bench_shared.spec import ResNet50
 
-from . import common, cntk, weights
+from . import cntk_module, common, weights
 
-C = cntk()
+C = cntk_module()
 L = C.layers
 
 

@@ -6,9 +6,9 @@ import numpy as np
 
 from bench_shared.spec import RNN
 
-from . import common, cntk, weights
+from . import cntk_module, common, weights
 
-C = cntk()
+C = cntk_module()
 L = C.layers
 GRU_IMPLEMENTATION = "fold"  # recorded by the tests; the CPU path
 
