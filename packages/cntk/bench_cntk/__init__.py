@@ -43,7 +43,8 @@ def versions():
 
     shim = mpi_shim.shim_dir()
     return {"cntk": cntk_module().__version__,
-            "devices": [str(d.type()) for d in C.device.all_devices()],
+            "devices": ["gpu" if d.type() == C.device.DeviceKind.GPU else "cpu"
+                        for d in C.device.all_devices()],
             # the OpenMPI 4 libraries standing in for 1.10's (None: CNTK found its own)
             "mpi_shim": {name: os.path.realpath(os.path.join(shim, name))
                          for name in sorted(mpi_shim.SONAMES)} if os.path.isdir(shim) else None}

@@ -23,6 +23,7 @@ def test_training_learns_the_synthetic_data(run_bench, task, chance, floor):
     settings = result["framework"]["settings"]
     assert settings["threads"] >= 1 and settings["device"] == "cpu"
     assert result["framework"]["versions"]["cntk"] == "2.7"
+    assert result["framework"]["versions"]["devices"] == ["cpu"]
     assert result["stats"]["examples_per_second"] > 0
     assert 0 < result["stats"]["utilisation"] < 1.5 and result["peak_flops"] > 1e9
     assert f"cntk {task} cpu fp32 preset=smoke: train" in output
