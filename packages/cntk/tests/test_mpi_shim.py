@@ -3,6 +3,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from bench_cntk import mpi_shim
 
 
@@ -15,6 +17,8 @@ def test_shim_links_the_old_sonames_to_openmpi4(tmp_path):
     assert mpi_shim.create(prefix=str(tmp_path)) == directory  # again: links refreshed
 
 
+@pytest.mark.skipif(mpi_shim.find_library("libmpi.so.12") is not None,
+                    reason="OpenMPI 1.10's libmpi.so.12 is installed: CNTK needs no shim")
 def test_without_the_shim_cntk_fails_with_the_fix(tmp_path):
     env = dict(os.environ, LD_LIBRARY_PATH="")
     out = subprocess.run([sys.executable, "-c", "import bench_cntk; bench_cntk.versions()"],
