@@ -114,10 +114,10 @@ def cntk(session):
     session.install(*CNTK_REQUIRES)
     session.install("-e", "shared", "-e", "packages/cntk", "pytest<7.1")
     # CNTK links OpenMPI 1.10's sonames: symlinks to OpenMPI 4's inside this environment
-    session.run("python", "-m", "bench_cntk.mpi_shim")
-    shim = session.run("python", "-W", "ignore", "-c",
-                       "import bench_cntk.mpi_shim as m; print(m.shim_dir())",
-                       silent=True).strip().splitlines()[-1]
+    # (part of the install step: `nox -s cntk --install-only` makes them too)
+    session.run_install("python", "-W", "ignore::UserWarning", "-m", "bench_cntk.mpi_shim")
+    # where the orchestrator looks too: "{prefix}/lib/bench-mpi-shim" in conf/framework/cntk.yaml
+    shim = os.path.join(session.virtualenv.location, "lib", "bench-mpi-shim")
     library_path = os.pathsep.join(filter(None, [shim, os.environ.get("LD_LIBRARY_PATH")]))
     session.run("pytest", "--rootdir", ".", "-W", "ignore::DeprecationWarning",
                 "shared/tests", "packages/cntk/tests", *session.posargs,
