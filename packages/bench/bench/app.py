@@ -29,9 +29,20 @@ def worker_run(cfg: Config, prepared):
             "data": {"arrays": prepared["arrays"], "limits": prepared["limits"]}}
 
 
-def worker_environment(cfg: Config):
+def library_path(cfg: Config, python):
+    """framework.library_path with "{prefix}" expanded for the worker's interpreter."""
+    prefix = str(Path(python).parent.parent)
+    return [entry.replace("{prefix}", prefix) for entry in cfg.framework.library_path]
+
+
+def worker_environment(cfg: Config, python=None):
+    """The worker's environment: ours, the framework's `env`, and once its interpreter is known,
+    its `library_path` in front of LD_LIBRARY_PATH (that worker's alone, never ours)."""
     env = dict(os.environ)
     env.update(cfg.framework.env)
+    if python and cfg.framework.library_path:
+        env["LD_LIBRARY_PATH"] = os.pathsep.join(
+            library_path(cfg, python) + list(filter(None, [env.get("LD_LIBRARY_PATH")])))
     env["PYTHONUNBUFFERED"] = "1"
     return env
 
@@ -48,7 +59,9 @@ def run_benchmark(cfg: Config, config_dict, run_dir: Path):
     try:
         capabilities.check(cfg)
         python, found_by = environments.find_python(cfg.framework)
-        result["worker"] = {"python": python, "found_by": found_by}
+        result["worker"] = {"python": python, "found_by": found_by,
+                            "library_path": library_path(cfg, python)}
+        env = worker_environment(cfg, python)
         prepared = data.prepare(cfg.task, cfg.data, cfg.preset)
         result["data"] = prepared
     except BenchError as exc:

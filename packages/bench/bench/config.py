@@ -88,6 +88,9 @@ class FrameworkConfig:
     # tuning switches: keys and value types are fixed by conf/framework/<name>.yaml
     options: Dict[str, Any] = field(default_factory=dict)
     env: Dict[str, str] = field(default_factory=dict)  # extra environment for its workers
+    # directories put in front of LD_LIBRARY_PATH of its workers only; "{prefix}" is the root of
+    # the worker's environment (the directory above its interpreter's bin/)
+    library_path: List[str] = field(default_factory=list)
 
 
 @dataclass

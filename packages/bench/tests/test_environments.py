@@ -31,7 +31,26 @@ def test_nox_environment_is_found(run_bench, bench_env, tmp_path):
     python = fake_interpreter(tmp_path / "project" / ".nox" / "fake" / "bin" / "python", bench_env)
     run = run_bench("framework=fake", "preset=smoke", env=without_fake(bench_env))
     assert run.returncode == 0, run.output
-    assert run.result["worker"] == {"python": str(python), "found_by": "nox session fake"}
+    assert run.result["worker"] == {"python": str(python), "found_by": "nox session fake",
+                                    "library_path": []}
+
+
+def test_library_path_reaches_that_framework_s_worker_only(run_bench, bench_env, tmp_path):
+    """framework.library_path (CNTK's MPI shim) is expanded for the discovered environment and
+    put in front of LD_LIBRARY_PATH of that worker; a framework without one sees ours."""
+    fake_interpreter(tmp_path / "project" / ".nox" / "fake" / "bin" / "python", bench_env)
+    env = dict(without_fake(bench_env), LD_LIBRARY_PATH="/ours")
+    run = run_bench("framework=fake", "preset=smoke",
+                    'framework.library_path=["{prefix}/lib/shim","/opt/lib"]', env=env)
+    assert run.returncode == 0, run.output
+    prefix = tmp_path / "project" / ".nox" / "fake"
+    expected = [f"{prefix}/lib/shim", "/opt/lib"]
+    assert run.result["worker"]["library_path"] == expected
+    assert run.result["framework"]["settings"]["ld_library_path"] == ":".join(expected + ["/ours"])
+    run = run_bench("framework=fake", "preset=smoke", env=env)
+    assert run.returncode == 0, run.output
+    assert run.result["worker"]["library_path"] == []
+    assert run.result["framework"]["settings"]["ld_library_path"] == "/ours"
 
 
 def test_explicit_python(run_bench, bench_env, tmp_path):

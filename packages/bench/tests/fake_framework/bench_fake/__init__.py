@@ -30,7 +30,7 @@ def setup(run):
         time.sleep(3600)
     if fault == "unsupported":
         raise NotImplementedError("cnn is not supported by fake 0.0: asked to say so")
-    return {"lr": _options["lr"]}
+    return {"lr": _options["lr"], "ld_library_path": os.environ.get("LD_LIBRARY_PATH")}
 
 
 def sync():

@@ -1,0 +1,100 @@
+"""CNTK 2.7 for Rosetta Bench: capabilities, device and thread setup, and the device sync."""
+import os
+
+import numpy as np
+
+try:
+    import cntk as C
+except ImportError as exc:  # CNTK 2.7 links OpenMPI 1.10's sonames (libmpi.so.12, ...)
+    if "libmpi" not in str(exc):
+        raise
+    C, _IMPORT_ERROR = None, str(exc)  # raised by cntk_module(): mpi_shim must run without it
+
+# The same values as conf/framework/cntk.yaml (the orchestrator reads that file without
+# importing cntk); tests_e2e/test_capabilities.py asserts that the two agree.
+CAPABILITIES = {
+    "tasks": ["cnn", "resnet50", "rnn"],
+    # the `cntk` wheel is CPU-only; its CPU kernels refuse float16 convolutions ("FP16
+    # convolution is only supported via cuDNN"), so fp32 is the one CPU precision
+    "precisions": {"cpu": ["fp32"]},
+}
+OPTIONS = ("threads",)
+
+_settings = {}
+
+
+def cntk_module():
+    """The cntk module, or the import error that names the MPI fix."""
+    if C is None:
+        from . import mpi_shim
+
+        raise ImportError("CNTK cannot load: %s. To fix it, %s, and put %s on LD_LIBRARY_PATH "
+                          "(the orchestrator does that for its CNTK worker)."
+                          % (_IMPORT_ERROR, mpi_shim.FIX, mpi_shim.shim_dir()))
+    return C
+
+
+def sync():
+    """CNTK's CPU evaluation and training calls return when their work is done."""
+
+
+def versions():
+    from . import mpi_shim
+
+    shim = mpi_shim.shim_dir()
+    return {"cntk": cntk_module().__version__,
+            "devices": ["gpu" if d.type() == C.device.DeviceKind.GPU else "cpu"
+                        for d in C.device.all_devices()],
+            # the OpenMPI 4 libraries standing in for 1.10's (None: CNTK found its own)
+            "mpi_shim": {name: os.path.realpath(os.path.join(shim, name))
+                         for name in sorted(mpi_shim.SONAMES)} if os.path.isdir(shim) else None}
+
+
+def setup(run):
+    """Choose the device, set threads and the random seed; return what was applied."""
+    cntk_module()
+    options = run["framework"]["options"]
+    unknown = sorted(set(options) - set(OPTIONS))
+    if unknown:
+        raise ValueError("unknown cntk options %s; known: %s" % (unknown, ", ".join(OPTIONS)))
+    if run["device"]["name"] != "cpu":
+        raise NotImplementedError(
+            "device=%s is not supported by cntk %s: the `cntk` wheel is the CPU build "
+            "(`cntk-gpu` needs CUDA 10 and cuDNN 7)" % (run["device"]["name"], C.__version__))
+    if run["precision"] != "fp32":
+        raise NotImplementedError("precision=%s is not supported by cntk %s on the CPU: its "
+                                  "float16 convolutions are cuDNN-only" % (run["precision"],
+                                                                          C.__version__))
+    C.device.try_set_default_device(C.device.cpu())
+    threads = options["threads"] or len(os.sched_getaffinity(0))
+    C.cntk_py.set_max_num_cputhreads(threads)  # CNTK's own pool and its MKL/OpenMP threads
+    # initialisers and dropout masks draw from CNTK's generator; once per process
+    if C.cntk_py.get_random_seed() != run["seed"]:
+        C.cntk_py.set_fixed_random_seed(run["seed"])
+    _settings.update(threads=C.cntk_py.get_max_num_cputhreads(), seed=run["seed"])
+    return {"device": "cpu", "threads": _settings["threads"],
+            "omp_num_threads": os.environ.get("OMP_NUM_THREADS")}
+
+
+def count_parameters(model):
+    return int(sum(np.prod(p.shape) for p in model.net.parameters))
+
+
+def peak_flops(precision, size=2048, repeats=10):
+    """Measured dense matrix-multiply throughput (FLOP/s): the denominator of the utilisation
+    figure. Run after the benchmark, untimed."""
+    import time
+
+    rng = np.random.RandomState(0)
+    x = C.input_variable((size,))
+    product = C.times(x, C.constant(rng.randn(size, size).astype(np.float32)))
+    a = rng.randn(size, size).astype(np.float32)  # a batch of `size` rows
+    product.eval({x: a})  # warm-up
+    start = time.perf_counter()
+    for _ in range(repeats):
+        product.eval({x: a})
+    return 2.0 * size ** 3 * repeats / (time.perf_counter() - start)
+
+
+def memory_stats():
+    return None  # CPU only: the worker records the peak resident set size
