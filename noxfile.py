@@ -11,7 +11,7 @@ import os
 import nox
 
 nox.options.download_python = "never"  # interpreters come from the machine (PATH, pyenv)
-nox.options.sessions = ["lint", "core", "torch", "tensorflow", "keras"]
+nox.options.sessions = ["lint", "core", "torch", "tensorflow", "keras", "chainer"]
 
 RUNTIME = ["-e", "shared", "-e", "packages/bench"]
 
@@ -38,6 +38,15 @@ FRAMEWORKS = {
         "depends": ["packages/tensorflow"],
         "requires": [os.environ.get("BENCH_TENSORFLOW_REQUIREMENT", "tensorflow-cpu==2.21.0")],
     },
+    "chainer": {
+        "python": None,
+        "package": "packages/chainer",
+        # Chainer 7.8.1 is an sdist whose setup.py imports pkg_resources: its isolated build
+        # needs setuptools<70, which the build constraint gives it (the README's plain install
+        # uses the same file); `import chainer` needs numpy.distutils, i.e. numpy 1.23.
+        "requires": ["numpy==1.23.5", "setuptools<70", "chainer==7.8.1"],
+        "pip_env": {"PIP_CONSTRAINT": "packages/chainer/build-constraints.txt"},
+    },
 }
 
 
@@ -59,9 +68,11 @@ def core(session):
 def framework_session(name, spec):
     @nox.session(name=name, python=spec["python"])
     def run(session):
-        session.install(*spec["requires"])
+        env = spec.get("pip_env")
+        session.install(*spec["requires"], env=env)
         local = [*spec.get("depends", []), spec["package"]]  # editable, beside the runtime
-        session.install(*RUNTIME, *(arg for path in local for arg in ("-e", path)), "pytest")
+        session.install(*RUNTIME, *(arg for path in local for arg in ("-e", path)), "pytest",
+                        env=env)
         session.run("pytest", "--rootdir", ".", "shared/tests", f"{spec['package']}/tests",
                     *session.posargs)
 
