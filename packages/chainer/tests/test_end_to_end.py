@@ -1,0 +1,60 @@
+"""`python -m bench framework=chainer ...` end to end: a real Chainer worker, real results."""
+import pytest
+
+from bench_shared import spec
+
+
+@pytest.mark.parametrize("task,floor", [("cnn", 0.5), ("rnn", 0.65)])
+def test_training_learns_the_synthetic_data(run_bench, task, floor):
+    code, output, result = run_bench("framework=chainer", f"task={task}", "preset=smoke")
+    assert code == 0, output
+    assert result["status"] == "ok"
+    assert result["param_count"] == spec.TASKS[task].param_count
+    assert result["accuracy"] > floor, result["accuracy"]  # chance: 0.1 (cnn), 0.5 (rnn)
+    assert result["losses"][-1] < result["losses"][0]
+    settings = result["framework"]["settings"]
+    assert settings["threads"] >= 1 and settings["device"] == "@numpy"
+    assert settings["type_check"] is False and settings["use_ideep"] == "never"
+    assert result["framework"]["versions"]["chainer"] == "7.8.1"
+    assert result["worker"]["found_by"].startswith(("nox session", "current interpreter"))
+    assert f"chainer {task} cpu fp32 preset=smoke: train" in output
+
+
+def test_frozen_model_stays_at_chance(run_bench):
+    # one step at lr 0 (Chainer's GRU on NumPy is slow): the model must stay at chance
+    code, output, result = run_bench("framework=chainer", "task=rnn", "preset=smoke",
+                                     "task.optimizer.lr=0.0", "preset.epochs=1",
+                                     "preset.train_examples=64")
+    assert code == 0, output
+    assert 0.4 < result["accuracy"] < 0.6
+
+
+def test_resnet50_inference(run_bench):
+    code, output, result = run_bench("framework=chainer", "task=resnet50", "preset=smoke")
+    assert code == 0, output
+    assert result["param_count"] == spec.ResNet50.param_count
+    assert result["features"]["finite"]
+    assert result["stats"]["seconds_per_1000_images"] > 0
+
+
+def test_fp16_on_cpu_is_refused_before_a_worker_starts(run_bench):
+    code, output, result = run_bench("framework=chainer", "task=cnn", "precision=fp16")
+    assert code == 2
+    assert result["status"] == "unsupported"
+    assert result["error"] == ("precision=fp16 is not supported by framework=chainer on "
+                               "device=cpu; supported there: fp32")
+
+
+def test_verify_passes(tmp_path):
+    """`python -m bench verify --frameworks chainer`: the Rosetta check through a real worker."""
+    import json
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-m", "bench", "verify", "--frameworks", "chainer",
+                          "--steps", "3", "--out", str(tmp_path)],
+                         cwd=tmp_path, capture_output=True, text=True, timeout=900)
+    assert out.returncode == 0, out.stdout + out.stderr
+    report = json.loads((tmp_path / "verify.json").read_text())
+    assert {(c["task"], c["status"]) for c in report} == {
+        ("cnn", "pass"), ("resnet50", "pass"), ("rnn", "pass")}
