@@ -7,13 +7,25 @@ running the tests.
     nox -s torch --install-only   # just build the PyTorch environment
 """
 import os
+import subprocess
 
 import nox
 
 nox.options.download_python = "never"  # interpreters come from the machine (PATH, pyenv)
-nox.options.sessions = ["lint", "core", "torch", "tensorflow", "keras", "chainer"]
+nox.options.sessions = ["lint", "core", "torch", "tensorflow", "keras", "chainer_ideep", "chainer"]
 
 RUNTIME = ["-e", "shared", "-e", "packages/bench"]
+
+
+def pyenv_python(version):
+    """An interpreter that pyenv installed but did not put on PATH (nox looks on PATH only)."""
+    try:
+        prefix = subprocess.run(["pyenv", "prefix", version], capture_output=True, text=True,
+                                check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return version  # nox reports it missing
+    return os.path.join(prefix, "bin", "python")
+
 
 # The framework table: adding a framework adds one entry here (plus packages/<fw>/ and
 # conf/framework/<fw>.yaml). "requires" is installed first so that pip keeps those pins.
@@ -47,6 +59,16 @@ FRAMEWORKS = {
         "requires": ["numpy==1.23.5", "setuptools<70", "chainer==7.8.1"],
         "pip_env": {"PIP_CONSTRAINT": "packages/chainer/build-constraints.txt"},
     },
+    "chainer_ideep": {
+        # iDeep (Intel's MKL-DNN backend for Chainer) has wheels for Python <= 3.7 only: a
+        # worker-only environment, tested from the chainer session (framework=chainer_ideep)
+        "python": pyenv_python("3.7"),
+        "package": "packages/chainer",
+        "requires": ["numpy==1.21.6", "setuptools<70", "chainer==7.8.1", "ideep4py==2.0.0.post3"],
+        "pip_env": {"PIP_CONSTRAINT": "packages/chainer/build-constraints.txt"},
+        "worker_only": "import bench_chainer, ideep4py",
+        "venv_backend": "venv",  # virtualenv no longer seeds Python 3.7 environments
+    },
 }
 
 
@@ -66,11 +88,16 @@ def core(session):
 
 
 def framework_session(name, spec):
-    @nox.session(name=name, python=spec["python"])
+    @nox.session(name=name, python=spec["python"], venv_backend=spec.get("venv_backend"))
     def run(session):
         env = spec.get("pip_env")
         session.install(*spec["requires"], env=env)
         local = [*spec.get("depends", []), spec["package"]]  # editable, beside the runtime
+        if spec.get("worker_only"):  # an interpreter the orchestrator (Python >= 3.9) cannot use
+            session.install("-e", "shared", *(arg for path in local for arg in ("-e", path)),
+                            env=env)
+            session.run("python", "-c", spec["worker_only"])
+            return
         session.install(*RUNTIME, *(arg for path in local for arg in ("-e", path)), "pytest",
                         env=env)
         session.run("pytest", "--rootdir", ".", "shared/tests", f"{spec['package']}/tests",

@@ -44,18 +44,36 @@ def versions():
     return info
 
 
-def _openblas():
-    """NumPy's bundled OpenBLAS (Chainer's CPU convolutions and matmuls run there), found among
-    the loaded libraries: its thread count is set at run time, after NumPy was imported."""
+# thread pools of native libraries Chainer's CPU path runs in: file name parts, functions
+THREAD_POOLS = {
+    # NumPy's bundled OpenBLAS (convolutions via im2col + tensordot, matmuls); its wheels
+    # export the ILP64 names with the suffix 64_
+    "openblas": (("openblas",), [("openblas_set_num_threads64_", "openblas_get_num_threads64_"),
+                                 ("openblas_set_num_threads", "openblas_get_num_threads")]),
+    # iDeep's OpenMP runtime (MKL-DNN kernels), when ideep4py is loaded
+    "openmp": (("iomp", "gomp"), [("omp_set_num_threads", "omp_get_max_threads")]),
+}
+
+
+def _thread_pools():
+    """{pool: (set, get)} for the loaded libraries, found in /proc/self/maps and set at run
+    time (NumPy is imported before this package, so environment variables come too late)."""
     with open("/proc/self/maps") as maps:
-        paths = {line.split()[-1] for line in maps if "openblas" in line.lower()}
-    for path in sorted(paths):
-        lib = ctypes.CDLL(path)
-        for suffix in ("64_", ""):  # NumPy's wheels export the ILP64 names with a suffix
-            if hasattr(lib, "openblas_set_num_threads" + suffix):
-                return (getattr(lib, "openblas_set_num_threads" + suffix),
-                        getattr(lib, "openblas_get_num_threads" + suffix))
-    return None
+        paths = sorted({line.split()[-1] for line in maps if "/" in line})
+    pools = {}
+    for pool, (parts, functions) in THREAD_POOLS.items():
+        for path in paths:
+            name = os.path.basename(path)
+            if not any(part in name for part in parts):
+                continue
+            lib = ctypes.CDLL(path)
+            for set_name, get_name in functions:
+                if hasattr(lib, set_name):
+                    pools[pool] = (getattr(lib, set_name), getattr(lib, get_name))
+                    break
+            if pool in pools:
+                break
+    return pools
 
 
 def setup(run):
@@ -87,9 +105,9 @@ def setup(run):
     chainer.global_config.use_ideep = options["use_ideep"]
     chainer.global_config.dtype = DTYPES[run["precision"]]
     threads = options["threads"] or len(os.sched_getaffinity(0))
-    blas = _openblas()
-    if blas:
-        blas[0](threads)
+    pools = _thread_pools()
+    for set_threads, _ in pools.values():
+        set_threads(threads)
     np.random.seed(run["seed"])  # Chainer's initialisers draw from NumPy's global generator
     if _device.xp is not np:
         _device.xp.random.seed(run["seed"])
@@ -97,8 +115,8 @@ def setup(run):
         "device": str(_device),
         "device_name": (cuda.cupy.cuda.runtime.getDeviceProperties(_device.device.id)["name"]
                         .decode() if _device.xp is not np else None),
-        "threads": blas[1]() if blas else None,
-        "blas": "openblas (numpy)" if blas else "unknown: thread count not set",
+        "threads": threads,
+        "thread_pools": {name: get() for name, (_, get) in sorted(pools.items())},
         "type_check": chainer.config.type_check,
         "autotune": chainer.config.autotune,
         "use_ideep": chainer.config.use_ideep,

@@ -1,7 +1,18 @@
-"""`python -m bench framework=chainer ...` end to end: a real Chainer worker, real results."""
+"""`python -m bench framework=chainer ...` end to end: a real Chainer worker, real results;
+and framework=chainer_ideep, whose Python 3.7 worker runs in the environment `nox -s
+chainer_ideep` builds (the default `nox` run builds it before this session)."""
+import json
+import subprocess
+import sys
+
 import pytest
 
+from bench import environments
 from bench_shared import spec
+
+IDEEP_BUILT = environments.nox_python("chainer_ideep").exists()
+needs_ideep = pytest.mark.skipif(not IDEEP_BUILT, reason="the iDeep environment is not built: "
+                                 "`nox -s chainer_ideep` (Python 3.7 from pyenv)")
 
 
 @pytest.mark.parametrize("task,floor", [("cnn", 0.5), ("rnn", 0.65)])
@@ -46,15 +57,24 @@ def test_fp16_on_cpu_is_refused_before_a_worker_starts(run_bench):
 
 
 def test_verify_passes(tmp_path):
-    """`python -m bench verify --frameworks chainer`: the Rosetta check through a real worker."""
-    import json
-    import subprocess
-    import sys
-
-    out = subprocess.run([sys.executable, "-m", "bench", "verify", "--frameworks", "chainer",
-                          "--steps", "3", "--out", str(tmp_path)],
+    """`python -m bench verify`: the Rosetta check through real workers (with iDeep too, when
+    its environment is built: the references are computed once for both)."""
+    frameworks = ["chainer"] + (["chainer_ideep"] if IDEEP_BUILT else [])
+    out = subprocess.run([sys.executable, "-m", "bench", "verify", "--frameworks",
+                          ",".join(frameworks), "--steps", "3", "--out", str(tmp_path)],
                          cwd=tmp_path, capture_output=True, text=True, timeout=900)
     assert out.returncode == 0, out.stdout + out.stderr
     report = json.loads((tmp_path / "verify.json").read_text())
-    assert {(c["task"], c["status"]) for c in report} == {
-        ("cnn", "pass"), ("resnet50", "pass"), ("rnn", "pass")}
+    assert {(c["framework"], c["task"], c["status"]) for c in report} == {
+        (fw, task, "pass") for fw in frameworks for task in ("cnn", "resnet50", "rnn")}
+
+
+@needs_ideep
+def test_ideep_variant_learns_in_its_python37_worker(run_bench):
+    code, output, result = run_bench("framework=chainer_ideep", "task=cnn", "preset=smoke")
+    assert code == 0, output
+    assert result["accuracy"] > 0.5, result["accuracy"]
+    assert result["python"].startswith("3.7.") and result["worker"]["found_by"] == (
+        "nox session chainer_ideep")
+    assert result["framework"]["settings"]["use_ideep"] == "auto"
+    assert result["framework"]["versions"]["ideep"]
