@@ -40,7 +40,7 @@ def versions():
     if cuda.available:
         info.update(cupy=cuda.cupy.__version__,
                     cuda=cuda.cupy.cuda.runtime.runtimeGetVersion(),
-                    cudnn=cuda.cuda.cudnn.getVersion() if cuda.cudnn_enabled else None)
+                    cudnn=cuda.cupy.cuda.cudnn.getVersion() if cuda.cudnn_enabled else None)
     return info
 
 
@@ -92,6 +92,12 @@ def setup(run):
     else:
         _device = chainer.get_device("@numpy")
     _device.use()
+    if run["precision"] not in DTYPES:
+        raise NotImplementedError("precision=%s is not supported by chainer %s: it has fp32 and "
+                                  "mixed16 (fp16)" % (run["precision"], chainer.__version__))
+    if options["use_ideep"] not in ("never", "auto", "always"):
+        raise ValueError("framework.options.use_ideep=%s; known: never, auto, always"
+                         % options["use_ideep"])
     if options["use_ideep"] != "never" and not intel64.is_ideep_available():
         raise ValueError(
             "framework.options.use_ideep=%s needs ideep4py, which is not installed in this "
