@@ -14,9 +14,31 @@ import subprocess
 import nox
 
 nox.options.download_python = "never"  # interpreters come from the machine (PATH, pyenv)
-nox.options.sessions = ["lint", "core", "torch", "tensorflow", "keras", "cntk", "cntk_e2e"]
+nox.options.sessions = ["lint", "core", "torch", "tensorflow", "keras", "chainer_ideep", "chainer",
+                        "cntk", "cntk_e2e"]
 
 RUNTIME = ["-e", "shared", "-e", "packages/bench"]
+
+
+def find_python(version):
+    """python<version> on PATH, else the newest of pyenv's <version>.x; None when the machine
+    has neither (nox itself looks on PATH only, and cannot download interpreters here)."""
+    candidates = [shutil.which(f"python{version}")]
+    if shutil.which("pyenv"):
+        root = subprocess.run(["pyenv", "root"], capture_output=True, text=True).stdout.strip()
+        candidates += sorted(glob.glob(os.path.join(root, "versions", f"{version}.*", "bin",
+                                                    f"python{version}")), reverse=True)
+    for candidate in filter(None, candidates):
+        out = subprocess.run([candidate, "--version"], capture_output=True, text=True)
+        if out.returncode == 0 and (out.stdout + out.stderr).startswith(f"Python {version}."):
+            return candidate
+    return None
+
+
+def missing_python(version, why):
+    return (f"{why} needs Python {version} and none was found (python{version} on PATH or a "
+            f"{version} in pyenv, e.g. `pyenv install {version}`): session skipped")
+
 
 # The framework table: adding a framework adds one entry here (plus packages/<fw>/ and
 # conf/framework/<fw>.yaml). "requires" is installed first so that pip keeps those pins.
@@ -41,6 +63,26 @@ FRAMEWORKS = {
         "depends": ["packages/tensorflow"],
         "requires": [os.environ.get("BENCH_TENSORFLOW_REQUIREMENT", "tensorflow-cpu==2.21.0")],
     },
+    "chainer": {
+        "python": None,
+        "package": "packages/chainer",
+        # Chainer 7.8.1 is an sdist whose setup.py imports pkg_resources: its isolated build
+        # needs setuptools<70, which the build constraint gives it (the README's plain install
+        # uses the same file); `import chainer` needs numpy.distutils, i.e. numpy 1.23.
+        "requires": ["numpy==1.23.5", "setuptools<70", "chainer==7.8.1"],
+        "pip_env": {"PIP_CONSTRAINT": "packages/chainer/build-constraints.txt"},
+    },
+    "chainer_ideep": {
+        # iDeep (Intel's MKL-DNN backend for Chainer) has wheels for Python <= 3.7 only: a
+        # worker-only environment, tested from the chainer session (framework=chainer_ideep)
+        "python": find_python("3.7"),
+        "needs_python": ("3.7", "ideep4py"),  # skipped, saying why, where no 3.7 exists
+        "package": "packages/chainer",
+        "requires": ["numpy==1.21.6", "setuptools<70", "chainer==7.8.1", "ideep4py==2.0.0.post3"],
+        "pip_env": {"PIP_CONSTRAINT": "packages/chainer/build-constraints.txt"},
+        "worker_only": "import bench_chainer, ideep4py",
+        "venv_backend": "venv",  # virtualenv no longer seeds Python 3.7 environments
+    },
 }
 
 
@@ -60,11 +102,24 @@ def core(session):
 
 
 def framework_session(name, spec):
-    @nox.session(name=name, python=spec["python"])
+    needs = spec.get("needs_python")
+    missing = needs is not None and spec["python"] is None
+
+    @nox.session(name=name, python=False if missing else spec["python"],
+                 venv_backend=spec.get("venv_backend"))
     def run(session):
-        session.install(*spec["requires"])
+        if missing:
+            session.skip(missing_python(*needs))
+        env = spec.get("pip_env")
+        session.install(*spec["requires"], env=env)
         local = [*spec.get("depends", []), spec["package"]]  # editable, beside the runtime
-        session.install(*RUNTIME, *(arg for path in local for arg in ("-e", path)), "pytest")
+        if spec.get("worker_only"):  # an interpreter the orchestrator (Python >= 3.9) cannot use
+            session.install("-e", "shared", *(arg for path in local for arg in ("-e", path)),
+                            env=env)
+            session.run("python", "-c", spec["worker_only"])
+            return
+        session.install(*RUNTIME, *(arg for path in local for arg in ("-e", path)), "pytest",
+                        env=env)
         session.run("pytest", "--rootdir", ".", "shared/tests", f"{spec['package']}/tests",
                     *session.posargs)
 
@@ -85,23 +140,7 @@ for _name, _spec in FRAMEWORKS.items():
 CNTK_REQUIRES = ["numpy==1.19.5", "scipy==1.5.4", "cntk==2.7.post2"]
 
 
-def find_python36():
-    """python3.6 on PATH, else pyenv's 3.6 versions; None when the machine has none."""
-    candidates = [shutil.which("python3.6")]
-    if shutil.which("pyenv"):
-        root = subprocess.run(["pyenv", "root"], capture_output=True, text=True).stdout.strip()
-        candidates += sorted(glob.glob(os.path.join(root, "versions", "3.6*", "bin", "python3.6")),
-                             reverse=True)
-    for candidate in filter(None, candidates):
-        out = subprocess.run([candidate, "--version"], capture_output=True, text=True)
-        if out.returncode == 0 and (out.stdout + out.stderr).startswith("Python 3.6"):
-            return candidate
-    return None
-
-
-PYTHON36 = find_python36()
-NO_PYTHON36 = ("CNTK 2.7 needs Python 3.6 and none was found (python3.6 on PATH or a 3.6 in "
-               "pyenv, e.g. `pyenv install 3.6.15`)")
+PYTHON36 = find_python("3.6")
 
 
 @nox.session(python=PYTHON36 or False, venv_backend="venv")
@@ -109,7 +148,7 @@ def cntk(session):
     """CNTK 2.7 in a Python 3.6 environment: install, make the MPI shim, run the worker-side
     tests (packages/cntk/tests and the runtime's shared/tests) under Python 3.6."""
     if PYTHON36 is None:
-        session.skip(NO_PYTHON36)
+        session.skip(missing_python("3.6", "CNTK 2.7"))
     session.install("pip==21.3.1")  # the last pip for Python 3.6
     session.install(*CNTK_REQUIRES)
     session.install("-e", "shared", "-e", "packages/cntk", "pytest<7.1")
@@ -128,6 +167,6 @@ def cntk(session):
 def cntk_e2e(session):
     """`python -m bench framework=cntk ...` from this interpreter, discovering .nox/cntk."""
     if PYTHON36 is None:
-        session.skip(NO_PYTHON36)
+        session.skip(missing_python("3.6", "CNTK 2.7"))
     session.install(*RUNTIME, "pytest")
     session.run("pytest", "--rootdir", ".", "packages/cntk/tests_e2e", *session.posargs)
