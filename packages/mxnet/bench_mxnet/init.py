@@ -23,3 +23,20 @@ class PerGate(init.Initializer):
             self._inner(init.InitDesc(name), block)
             arr[gate * rows:(gate + 1) * rows] = block
 
+
+
+
+class ByName(init.Initializer):
+    """The Module API's global initializer for the rnn: SPEC's initialiser by parameter name.
+    FusedRNNCell's packed `gru_parameters` carries FusedRNN(None), which unpacks the vector
+    and hands each gate's matrix (`l0_i2h_r_weight`, `l0_h2h_z_weight`, ...) to the global
+    initializer. (FusedRNN(<an initializer>) on the variable would be neater, but MXNet 1.9
+    cannot deserialise it: it looks the inner initializer up in the wrong registry.)"""
+
+    def _init_weight(self, name, arr):
+        if name.startswith("embedding"):
+            EMBEDDING._init_weight(name, arr)
+        elif "h2h" in name:
+            ORTHOGONAL._init_weight(name, arr)
+        else:
+            GLOROT_UNIFORM._init_weight(name, arr)

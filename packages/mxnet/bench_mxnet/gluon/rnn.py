@@ -4,7 +4,7 @@ import collections
 
 from mxnet.gluon import nn, rnn
 
-from bench_mxnet import init, weights
+from bench_mxnet import init, runtime, weights
 from bench_mxnet.gluon import common
 from bench_shared.spec import RNN
 
@@ -30,6 +30,7 @@ class GRUClassifier(nn.HybridBlock):
 
 
 def build_model(run):
+    runtime.refuse_bf16_rnn()
     adam = run["task"]["optimizer"]
     return common.Model(GRUClassifier(), (RNN.seq_len,), "adam",
                         {"learning_rate": adam["lr"], "beta1": adam["beta1"],

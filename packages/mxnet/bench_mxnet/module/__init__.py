@@ -19,7 +19,7 @@ def setup(run):
         raise NotImplementedError(
             "precision=fp16 is not supported by framework=mxnet (the Module API): MXNet 1.9's "
             "AMP loss scaling works with gluon.Trainer only; use framework=gluon")
-    return runtime.configure(run, options)
+    return runtime.configure(run, options, amp_init=False)
 
 
 def count_parameters(model):

@@ -23,6 +23,12 @@ class Model(object):
         self.output = output
         self.has_label = bool(optimizer)
         label_names = ("softmax_label",) if optimizer else None
+        if runtime.AMP_DTYPES[runtime.precision()]:
+            from mxnet.contrib import amp
+
+            # casts inserted around the operators AMP lists as safe in low precision
+            symbol = amp.convert_symbol(symbol, runtime.AMP_DTYPES[runtime.precision()],
+                                        data_names=["data"] + list(label_names or []))
         self.mod = mx.mod.Module(symbol, data_names=("data",), label_names=label_names,
                                  context=self.ctx)
         # executors allocated once, for the training batch shape (forward() reshapes for others)

@@ -2,13 +2,14 @@
 operator, cuDNN on GPU; NTC) + FullyConnected, bound by a Module, Adam."""
 import mxnet as mx
 
-from bench_mxnet import init
+from bench_mxnet import init, runtime
 from bench_mxnet.module import common
 from bench_shared import weights as neutral
 from bench_shared.spec import RNN
 
 
 def build_model(run):
+    runtime.refuse_bf16_rnn()
     tokens = mx.sym.var("data")  # (N, T) word indices, as float32 (exact below 2^24)
     # The fused RNN operator runs time-major (TNC): transposing the (N, T) indices once is
     # cheaper than letting unroll(layout="NTC") transpose the (N, T, 125) embeddings
@@ -19,12 +20,9 @@ def build_model(run):
     outputs, _ = cell.unroll(RNN.seq_len, inputs=x, layout="TNC", merge_outputs=True)
     last = mx.sym.SequenceLast(outputs)  # (N, H) at t = 150
     logits = mx.sym.FullyConnected(last, num_hidden=RNN.num_classes, name="dense")
-    # FusedRNN hands each gate's matrices of the packed vector to this global initializer
-    initializer = mx.init.Mixed(["embedding_weight", ".*h2h.*weight", ".*"],
-                                [init.EMBEDDING, init.ORTHOGONAL, init.GLOROT_UNIFORM])
     adam = run["task"]["optimizer"]
     return common.Model(common.classifier(logits), (RNN.seq_len,), run["task"]["batch_size"],
-                        initializer, "adam",
+                        init.ByName(), "adam",
                         {"learning_rate": adam["lr"], "beta1": adam["beta1"],
                          "beta2": adam["beta2"], "epsilon": adam["eps"]}, output=1)
 
