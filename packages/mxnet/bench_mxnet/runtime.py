@@ -16,8 +16,10 @@ except ImportError:  # Python < 3.8
 # logical cores (it assumes hyper-threading), i.e. 1 thread on a 2-core machine; oneDNN
 # (MKLDNN) kernels use these OpenMP threads. MXNET_CPU_WORKER_NTHREADS: the engine's CPU
 # worker threads, each of which may run an operator at the same time as the others.
+# OMP_WAIT_POLICY: PASSIVE threads sleep at the end of a parallel region instead of spinning;
+# on a loaded machine spinning OpenMP threads made 2 threads 2-4x slower than 1.
 ENGINE_OPTIONS = {"threads": "OMP_NUM_THREADS", "worker_threads": "MXNET_CPU_WORKER_NTHREADS",
-                  "engine": "MXNET_ENGINE_TYPE"}
+                  "engine": "MXNET_ENGINE_TYPE", "omp_wait_policy": "OMP_WAIT_POLICY"}
 # recorded because they change speed; MXNet's defaults unless the user set them
 RECORDED = ("MXNET_MKLDNN_ENABLED", "MXNET_SUBGRAPH_BACKEND", "MXNET_EXEC_BULK_EXEC_TRAIN",
             "MXNET_EXEC_BULK_EXEC_INFERENCE", "MXNET_CPU_PRIORITY_NTHREADS", "KMP_AFFINITY")

@@ -9,7 +9,7 @@ CAPABILITIES = {
     "tasks": ["cnn", "resnet50", "rnn"],
     "precisions": {"cpu": ["fp32", "bf16"], "gpu": ["fp32", "fp16"]},
 }
-OPTIONS = ("threads", "worker_threads", "engine", "hybridize")
+OPTIONS = ("threads", "worker_threads", "engine", "omp_wait_policy", "hybridize")
 _options = {}
 
 

@@ -9,7 +9,7 @@ CAPABILITIES = {
     "tasks": ["cnn", "resnet50", "rnn"],
     "precisions": {"cpu": ["fp32", "bf16"], "gpu": ["fp32"]},
 }
-OPTIONS = ("threads", "worker_threads", "engine")
+OPTIONS = ("threads", "worker_threads", "engine", "omp_wait_policy")
 
 
 def setup(run):
