@@ -16,8 +16,9 @@ except ImportError:  # Python < 3.8
 # logical cores (it assumes hyper-threading), i.e. 1 thread on a 2-core machine; oneDNN
 # (MKLDNN) kernels use these OpenMP threads. MXNET_CPU_WORKER_NTHREADS: the engine's CPU
 # worker threads, each of which may run an operator at the same time as the others.
-# OMP_WAIT_POLICY: PASSIVE threads sleep at the end of a parallel region instead of spinning;
-# on a loaded machine spinning OpenMP threads made 2 threads 2-4x slower than 1.
+# OMP_WAIT_POLICY: ACTIVE threads spin at the end of a parallel region, PASSIVE ones sleep
+# (faster on a quiet machine, and up to 4x slower on a loaded one, respectively); "" leaves it
+# to the OpenMP runtime.
 ENGINE_OPTIONS = {"threads": "OMP_NUM_THREADS", "worker_threads": "MXNET_CPU_WORKER_NTHREADS",
                   "engine": "MXNET_ENGINE_TYPE", "omp_wait_policy": "OMP_WAIT_POLICY"}
 # recorded because they change speed; MXNet's defaults unless the user set them
@@ -36,7 +37,7 @@ _state = {"context": None, "precision": "fp32", "environment": None}
 def engine_environment(options):
     """The variables MXNet reads at import, from the options (threads 0 = every usable core)."""
     values = dict(options, threads=options["threads"] or len(os.sched_getaffinity(0)))
-    return {var: str(values[key]) for key, var in ENGINE_OPTIONS.items()}
+    return {var: str(values[key]) for key, var in ENGINE_OPTIONS.items() if values[key] != ""}
 
 
 def configure(run, options, amp_init=True):
