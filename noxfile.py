@@ -14,8 +14,8 @@ import subprocess
 import nox
 
 nox.options.download_python = "never"  # interpreters come from the machine (PATH, pyenv)
-nox.options.sessions = ["lint", "core", "torch", "tensorflow", "keras", "chainer_ideep", "chainer",
-                        "cntk", "cntk_e2e"]
+nox.options.sessions = ["lint", "core", "torch", "tensorflow", "keras", "mxnet", "chainer_ideep",
+                        "chainer", "cntk", "cntk_e2e"]
 
 RUNTIME = ["-e", "shared", "-e", "packages/bench"]
 
@@ -62,6 +62,13 @@ FRAMEWORKS = {
         "package": "packages/keras",
         "depends": ["packages/tensorflow"],
         "requires": [os.environ.get("BENCH_TENSORFLOW_REQUIREMENT", "tensorflow-cpu==2.21.0")],
+    },
+    "mxnet": {
+        "python": None,
+        # one package, two framework configs (gluon, mxnet); MXNet 1.9.1 is the last release
+        # and breaks on numpy >= 1.24. BENCH_MXNET_REQUIREMENT=mxnet-cu112==1.9.1 for GPUs
+        "package": "packages/mxnet",
+        "requires": ["numpy==1.23.5", os.environ.get("BENCH_MXNET_REQUIREMENT", "mxnet==1.9.1")],
     },
     "chainer": {
         "python": None,

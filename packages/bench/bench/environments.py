@@ -17,8 +17,15 @@ PROBE = ("import importlib.util, sys; "
          "sys.exit(0 if all(importlib.util.find_spec(m) for m in sys.argv[1:]) else 1)")
 
 
+def found(module):
+    try:
+        return importlib.util.find_spec(module) is not None
+    except ModuleNotFoundError:  # a dotted name (bench_mxnet.gluon) whose parent is missing
+        return False
+
+
 def importable_here(*modules):
-    return all(importlib.util.find_spec(m) is not None for m in modules)
+    return all(found(m) for m in modules)
 
 
 def importable_in(python, *modules):

@@ -26,8 +26,9 @@ def defined_names(path):
 @pytest.mark.parametrize("framework", capabilities.framework_names())
 def test_task_modules_follow_the_contract(framework):
     declared = capabilities.declared(framework)
-    package_dirs = list(ROOT.glob(f"packages/*/{declared['package']}"))
-    assert len(package_dirs) == 1, f"packages/*/{declared['package']} not found"
+    package = declared["package"].replace(".", "/")  # e.g. bench_mxnet.gluon: a subpackage
+    package_dirs = list(ROOT.glob(f"packages/*/{package}"))
+    assert len(package_dirs) == 1, f"packages/*/{package} not found"
     for task in declared["capabilities"]["tasks"]:
         names = defined_names(package_dirs[0] / f"{task}.py")
         contract = [n for n in names if n in CONTRACT[KIND[task]]]

@@ -1,0 +1,54 @@
+"""VGG-style CIFAR-10 CNN the Gluon way: nn.HybridSequential, hybridised, SGD with momentum."""
+import collections
+
+from mxnet.gluon import nn
+
+from bench_mxnet import init, weights
+from bench_mxnet.gluon import common
+from bench_shared import weights as neutral
+from bench_shared.spec import CNN
+
+
+def build_model(run):
+    c1, c2, c3, c4 = CNN.conv_channels
+    k, p = CNN.kernel_size, CNN.padding
+    d1, d2, d3 = CNN.dropout if run["task"].get("dropout", True) else (0.0, 0.0, 0.0)
+    conv = dict(kernel_size=k, padding=p, weight_initializer=init.GLOROT_UNIFORM)  # zero biases
+    net = nn.HybridSequential(prefix="")
+    net.add(nn.Conv2D(c1, in_channels=CNN.input_shape[0], activation="relu", prefix="conv1_",
+                      **conv),
+            nn.Conv2D(c2, in_channels=c1, prefix="conv2_", **conv),
+            nn.MaxPool2D(2), nn.Activation("relu"),  # ReLU after the pool: cheaper
+            nn.Dropout(d1),
+            nn.Conv2D(c3, in_channels=c2, activation="relu", prefix="conv3_", **conv),
+            nn.Conv2D(c4, in_channels=c3, prefix="conv4_", **conv),
+            nn.MaxPool2D(2), nn.Activation("relu"),
+            nn.Dropout(d2),
+            # Dense flattens its NCHW input in C, H, W order
+            nn.Dense(CNN.dense_units, activation="relu", in_units=CNN.flat_features,
+                     weight_initializer=init.GLOROT_UNIFORM, prefix="dense1_"),
+            nn.Dropout(d3),
+            nn.Dense(CNN.num_classes, in_units=CNN.dense_units,
+                     weight_initializer=init.GLOROT_UNIFORM, prefix="dense2_"))
+    sgd = run["task"]["optimizer"]
+    return common.Model(net, CNN.input_shape, "sgd",
+                        {"learning_rate": sgd["lr"], "momentum": sgd["momentum"]})
+
+
+def slots(model):
+    """Neutral name -> Gluon Parameter: conv1.weight is conv1_weight, and so on."""
+    params = model.net.collect_params()
+    return collections.OrderedDict((name, params[name.replace(".", "_")])
+                                   for name in neutral.layout("cnn"))
+
+
+def load_weights(model, params):
+    weights.load_parameters(slots(model), params)
+
+
+def export_weights(model):
+    return weights.export_parameters(slots(model))
+
+
+train_epoch = common.train_epoch
+predict = common.predict

@@ -1,0 +1,147 @@
+"""The MXNet runtime both API styles share: threads, engine, context, mixed precision, sync.
+
+MXNet reads its thread and engine variables once, when libmxnet loads (at `import mxnet`),
+so configure() sets them in the environment *before* it imports mxnet, and nothing in
+bench_mxnet imports mxnet earlier: the task modules, which do, are imported after setup().
+"""
+import os
+import sys
+
+try:
+    from importlib import metadata
+except ImportError:  # Python < 3.8
+    metadata = None
+
+# What each option sets before libmxnet loads. OMP_NUM_THREADS: MXNet's own default is half the
+# logical cores (it assumes hyper-threading), i.e. 1 thread on a 2-core machine; oneDNN
+# (MKLDNN) kernels use these OpenMP threads. MXNET_CPU_WORKER_NTHREADS: the engine's CPU
+# worker threads, each of which may run an operator at the same time as the others.
+# OMP_WAIT_POLICY: ACTIVE threads spin at the end of a parallel region, PASSIVE ones sleep
+# (faster on a quiet machine, and up to 4x slower on a loaded one, respectively); "" leaves it
+# to the OpenMP runtime.
+ENGINE_OPTIONS = {"threads": "OMP_NUM_THREADS", "worker_threads": "MXNET_CPU_WORKER_NTHREADS",
+                  "engine": "MXNET_ENGINE_TYPE", "omp_wait_policy": "OMP_WAIT_POLICY"}
+# recorded because they change speed; MXNet's defaults unless the user set them
+RECORDED = ("MXNET_MKLDNN_ENABLED", "MXNET_SUBGRAPH_BACKEND", "MXNET_EXEC_BULK_EXEC_TRAIN",
+            "MXNET_EXEC_BULK_EXEC_INFERENCE", "MXNET_CPU_PRIORITY_NTHREADS", "KMP_AFFINITY")
+AMP_DTYPES = {"fp32": None, "fp16": "float16", "bf16": "bfloat16"}
+# contrib/amp/lists/symbol_bf16.py: only Convolution and FullyConnected run in bfloat16
+BF16_RNN = ("precision=bf16 is not supported for task=rnn by MXNet 1.9: its bfloat16 AMP keeps "
+            "the fused RNN operator and Embedding in float32 (only Convolution and "
+            "FullyConnected run in bfloat16), so it would change just the 100x2 dense layer; "
+            "use precision=fp32")
+
+_state = {"context": None, "precision": "fp32", "environment": None}
+
+
+def engine_environment(options):
+    """The variables MXNet reads at import, from the options (threads 0 = every usable core)."""
+    values = dict(options, threads=options["threads"] or len(os.sched_getaffinity(0)))
+    return {var: str(values[key]) for key, var in ENGINE_OPTIONS.items() if values[key] != ""}
+
+
+def configure(run, options, amp_init=True):
+    """Set the engine environment, import mxnet, choose the context and precision.
+    amp_init: mixed precision by contrib.amp.init(), which rewrites the operator namespaces
+    (Gluon); the Module API converts its finished symbols instead (amp.convert_symbol)."""
+    wanted = engine_environment(options)
+    if "mxnet" not in sys.modules:
+        os.environ.update(wanted)
+        _state["environment"] = wanted
+    elif _state["environment"] != wanted:  # e.g. a second setup() in one test process
+        raise ValueError(
+            "mxnet was imported with %s, and MXNet reads these variables only once, at import; "
+            "run %s in a fresh process" % (_state["environment"] or "its own defaults", wanted))
+    import mxnet as mx
+
+    if run["device"]["name"] == "gpu":
+        if mx.context.num_gpus() == 0:
+            raise NotImplementedError(
+                "device=gpu is not supported by this mxnet %s build: it sees no CUDA device "
+                "(install mxnet-cu<version>, e.g. BENCH_MXNET_REQUIREMENT=mxnet-cu112==1.9.1)"
+                % mx.__version__)
+        _state["context"] = mx.gpu(run["device"]["index"])
+    else:
+        _state["context"] = mx.cpu()
+    _state["precision"] = run["precision"]
+    if AMP_DTYPES[run["precision"]] and amp_init:
+        from mxnet.contrib import amp
+
+        # AMP rewrites the operator namespaces: it must run before any model is built
+        amp.init(target_dtype=AMP_DTYPES[run["precision"]])
+    mx.random.seed(run["seed"])
+    features = mx.runtime.Features()
+    settings = dict(options)  # as requested, then what was applied
+    settings.update(device=str(_state["context"]), precision=run["precision"],
+                    amp=AMP_DTYPES[run["precision"]], threads=int(wanted["OMP_NUM_THREADS"]),
+                    onednn=features.is_enabled("MKLDNN"),
+                    features=sorted(name for name, f in features.items() if f.enabled))
+    settings["environment"] = dict(
+        _state["environment"] or {}, **{k: os.environ[k] for k in RECORDED if k in os.environ})
+    return settings
+
+
+def refuse_bf16_rnn():
+    if _state["precision"] == "bf16":
+        raise NotImplementedError(BF16_RNN)
+
+
+def context():
+    return _state["context"]
+
+
+def precision():
+    return _state["precision"]
+
+
+def sync():
+    """Wait for every operation the asynchronous engine has queued (on every device)."""
+    import mxnet as mx
+
+    mx.nd.waitall()
+
+
+def versions():
+    """Read without importing mxnet (which must not load before configure() set its threads);
+    its build features (oneDNN, CUDA, cuDNN) are in the settings setup() returns."""
+    found = {}
+    for dist in ("mxnet", "mxnet-mkl", "mxnet-cu112", "mxnet-cu117"):
+        try:
+            found[dist] = metadata.version(dist) if metadata else None
+        except metadata.PackageNotFoundError:
+            pass
+    return found
+
+
+def memory_stats():
+    ctx = _state["context"]
+    if ctx is None or ctx.device_type != "gpu":
+        return None
+    import mxnet as mx
+
+    free, total = mx.context.gpu_memory_info(ctx.device_id)
+    return {"used_bytes_at_end": total - free, "total_bytes": total}
+
+
+def peak_flops(precision, size=2048, repeats=10):
+    """Measured dense matrix-multiply throughput (FLOP/s), untimed, after the benchmark."""
+    import time
+
+    import mxnet as mx
+
+    dtype = "float16" if precision == "fp16" else "float32"  # no bf16 dot outside AMP graphs
+    a = mx.nd.random.normal(shape=(size, size), ctx=_state["context"], dtype=dtype)
+    b = mx.nd.random.normal(shape=(size, size), ctx=_state["context"], dtype=dtype)
+    mx.nd.dot(a, b).wait_to_read()  # warm-up
+    start = time.perf_counter()
+    for _ in range(repeats):
+        mx.nd.dot(a, b)
+    mx.nd.waitall()
+    return 2.0 * size ** 3 * repeats / (time.perf_counter() - start)
+
+
+def check_options(framework, options, known):
+    unknown = sorted(set(options) - set(known))
+    if unknown:
+        raise ValueError("unknown %s options %s; known: %s"
+                         % (framework, unknown, ", ".join(known)))

@@ -1,0 +1,130 @@
+"""The MXNet models (Gluon and Module API) against SPEC: parameter counts, layouts, the
+runtime's thread set-up and its refusals."""
+import importlib
+import os
+
+import mxnet as mx
+import numpy as np
+import pytest
+from conftest import FRAMEWORKS
+
+from bench import testing
+from bench_mxnet import runtime
+from bench_shared import spec
+
+
+def build(framework, task, *overrides):
+    run = testing.make_run(framework, f"task={task}", *overrides)
+    package = importlib.import_module(run["framework"]["package"])
+    settings = package.setup(run)
+    module = importlib.import_module(f"{run['framework']['package']}.{task}")
+    return package, module, module.build_model(run), settings
+
+
+@pytest.mark.parametrize("framework", FRAMEWORKS)
+@pytest.mark.parametrize("task", sorted(spec.TASKS))
+def test_parameter_count_equals_spec(framework, task):
+    package, _, model, _ = build(framework, task)
+    assert package.count_parameters(model) == spec.TASKS[task].param_count
+
+
+def test_threads_are_set_before_mxnet_loads_and_recorded():
+    _, _, _, settings = build("gluon", "cnn")
+    cores = len(os.sched_getaffinity(0))
+    assert settings["threads"] == cores and os.environ["OMP_NUM_THREADS"] == str(cores)
+    assert settings["environment"]["MXNET_CPU_WORKER_NTHREADS"] == "1"
+    assert settings["environment"]["OMP_WAIT_POLICY"] == os.environ["OMP_WAIT_POLICY"] == "ACTIVE"
+    assert settings["onednn"] and "MKLDNN" in settings["features"]
+    assert settings["hybridize"] is True
+
+
+def test_other_threads_after_mxnet_loaded_are_refused():
+    run = testing.make_run("mxnet", "framework.options.threads=7")
+    with pytest.raises(ValueError, match="reads these variables only once"):
+        importlib.import_module("bench_mxnet.module").setup(run)
+
+
+def test_resnet50_zoo_is_v1_and_its_1x1_biases_are_excluded():
+    _, resnet50, model, _ = build("gluon", "resnet50")
+    block = model.net[5][0]  # stage2, first block
+    assert block.body[0]._kwargs["stride"] == (2, 2) and block.body[3]._kwargs["stride"] == (1, 1)
+    biases = sum(model.net.collect_params()[n].data().size for n in model.spec_excluded)
+    # the biases of conv1 and conv3 in each of the 16 blocks
+    assert len(model.spec_excluded) == 32
+    assert biases == sum(b * (w + o) for b, w, o, _ in spec.ResNet50.stages)
+    x = np.random.RandomState(0).randn(2, 3, 224, 224).astype(np.float32)
+    features = resnet50.predict(model, [x])
+    assert features.shape == (2, 2048) and features.dtype == np.float32
+    assert np.isfinite(features).all() and (features >= 0).all()  # after a ReLU and the pool
+
+
+def test_gru_is_the_cudnn_form_with_two_bias_vectors():
+    _, _, model, _ = build("gluon", "rnn")
+    names = sorted(n[n.index("l0_"):] for n in model.net.gru.collect_params())
+    assert names == ["l0_h2h_bias", "l0_h2h_weight", "l0_i2h_bias", "l0_i2h_weight"]
+    assert model.net.gru._layout == "NTC"
+    _, _, model, _ = build("mxnet", "rnn")
+    arg_params, _ = model.mod.get_params()
+    assert arg_params["gru_parameters"].size == 3 * (125 * 100 + 100 * 100 + 2 * 100)
+
+
+@pytest.mark.parametrize("framework", FRAMEWORKS)
+def test_gru_initialisers_per_gate(framework):
+    _, _, model, _ = build(framework, "rnn")
+    weights = model.net.gru.l0_h2h_weight.data() if framework == "gluon" else None
+    if weights is None:
+        packed = model.mod.get_params()[0]["gru_parameters"]
+        weights = packed[3 * 100 * 125:3 * 100 * 225].reshape((300, 100))
+    for gate in range(3):  # orthogonal per gate, not over the stacked (300, 100) matrix
+        block = weights[gate * 100:(gate + 1) * 100].asnumpy()
+        np.testing.assert_allclose(block @ block.T, np.eye(100), atol=1e-4)
+
+
+@pytest.mark.parametrize("framework", FRAMEWORKS)
+def test_cnn_initialisers_and_dropout_off_at_evaluation(framework):
+    _, cnn, model, _ = build(framework, "cnn")
+    if framework == "gluon":
+        w, b = model.net[0].weight.data().asnumpy(), model.net[0].bias.data().asnumpy()
+    else:
+        params = model.mod.get_params()[0]
+        w, b = params["conv1_weight"].asnumpy(), params["conv1_bias"].asnumpy()
+    limit = np.sqrt(6 / (3 * 9 + 50 * 9))  # glorot-uniform, fan over the receptive field
+    assert (b == 0).all() and limit * 0.9 < np.abs(w).max() <= limit
+    x = np.random.RandomState(0).rand(8, 3, 32, 32).astype(np.float32)
+    assert np.array_equal(cnn.predict(model, [x]), cnn.predict(model, [x]))  # dropout off
+
+
+def test_hybridize_does_not_change_the_cnn():
+    x = np.random.RandomState(0).rand(4, 3, 32, 32).astype(np.float32)
+    _, cnn, eager, _ = build("gluon", "cnn", "framework.options.hybridize=False")
+    _, _, hybrid, _ = build("gluon", "cnn")
+    assert not eager.hybridized and hybrid.hybridized
+    cnn.load_weights(hybrid, cnn.export_weights(eager))
+    np.testing.assert_allclose(cnn.predict(hybrid, [x]), cnn.predict(eager, [x]),
+                               rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("framework", FRAMEWORKS)
+def test_unknown_option_is_rejected_by_setup(framework):
+    run = testing.make_run(framework, "task=cnn")
+    run["framework"]["options"]["xla"] = True
+    with pytest.raises(ValueError, match=f"unknown {framework} options"):
+        importlib.import_module(run["framework"]["package"]).setup(run)
+
+
+@pytest.mark.skipif(mx.context.num_gpus() > 0, reason="this machine has a GPU")
+def test_gpu_without_cuda_is_unsupported():
+    run = testing.make_run("gluon", "task=cnn")
+    run["device"]["name"] = "gpu"
+    with pytest.raises(NotImplementedError, match="device=gpu is not supported by this mxnet"):
+        importlib.import_module("bench_mxnet.gluon").setup(run)
+
+
+def test_bf16_rnn_is_unsupported_with_the_reason():
+    runtime._state["precision"] = "bf16"  # without amp.init, which cannot be undone
+    try:
+        with pytest.raises(NotImplementedError, match="keeps the fused RNN operator"):
+            importlib.import_module("bench_mxnet.module.rnn").build_model(
+                testing.make_run("mxnet", "task=rnn"))
+    finally:
+        runtime._state["precision"] = "fp32"
