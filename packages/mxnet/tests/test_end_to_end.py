@@ -30,11 +30,13 @@ def test_resnet50_inference_in_bf16(run_bench, framework):
     assert result["framework"]["settings"]["amp"] == "bfloat16"
 
 
-def test_bf16_rnn_is_unsupported_with_the_reason(run_bench):
-    code, output, result = run_bench("framework=gluon", "task=rnn", "preset=smoke",
-                                     "precision=bf16")
-    assert result["status"] == "unsupported"
-    assert "keeps the fused RNN operator" in result["error"]
+@pytest.mark.parametrize("framework", ["gluon", "mxnet"])
+def test_bf16_rnn_is_refused_before_a_worker_starts(run_bench, framework):
+    code, output, result = run_bench(f"framework={framework}", "task=rnn", "precision=bf16")
+    assert code == 2
+    assert result["status"] == "unsupported" and "worker" not in result
+    assert result["error"] == (f"precision=bf16 is not supported by framework={framework} for "
+                               "task=rnn on device=cpu; supported there: fp32")
 
 
 @pytest.mark.parametrize("framework", ["gluon", "mxnet"])

@@ -8,6 +8,7 @@ from bench_mxnet.runtime import memory_stats, peak_flops, sync, versions  # noqa
 CAPABILITIES = {
     "tasks": ["cnn", "resnet50", "rnn"],
     "precisions": {"cpu": ["fp32", "bf16"], "gpu": ["fp32", "fp16"]},
+    "task_precisions": {"rnn": {"cpu": ["fp32"]}},  # runtime.BF16_RNN says why
 }
 OPTIONS = ("threads", "worker_threads", "engine", "omp_wait_policy", "hybridize")
 _options = {}
