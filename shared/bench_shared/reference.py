@@ -85,8 +85,10 @@ def resnet50_forward(params, x):
     """Features (N, 2048) of ResNet-50 v1 up to the global average pool, inference mode."""
     p = _float64(params)
     h = np.asarray(x, np.float64)
-    h = relu(batch_norm(conv2d(h, p["stem.conv.weight"], stride=2, pad=3), p, "stem.bn"))
-    h = max_pool(h, 3, 2, pad=1)
+    r = spec.ResNet50
+    h = conv2d(h, p["stem.conv.weight"], stride=r.stem_stride, pad=r.stem_padding)
+    h = relu(batch_norm(h, p, "stem.bn"))
+    h = max_pool(h, r.pool_kernel, r.pool_stride, pad=r.pool_padding)
     for s, (blocks, _, _, stride) in enumerate(spec.ResNet50.stages, 1):
         for b in range(blocks):
             h = _bottleneck(h, p, "stage%d.block%d." % (s, b), stride if b == 0 else 1)

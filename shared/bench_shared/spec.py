@@ -11,6 +11,8 @@ class CNN(object):
     """VGG-style CNN on CIFAR-10 (SPEC.md, task `cnn`)."""
 
     name = "cnn"
+    kind = "train"
+    dataset = "cifar10"
     input_shape = (3, 32, 32)  # C, H, W
     num_classes = 10
     conv_channels = (50, 50, 100, 100)  # two blocks of two 3x3 convolutions
@@ -37,8 +39,12 @@ class ResNet50(object):
     """ResNet-50 v1 feature extractor up to the global average pool (SPEC.md, task `resnet50`)."""
 
     name = "resnet50"
+    kind = "inference"
+    dataset = "images224"
     input_shape = (3, 224, 224)
     stem_channels = 64
+    stem_kernel, stem_stride, stem_padding = 7, 2, 3  # the 7x7/2 convolution
+    pool_kernel, pool_stride, pool_padding = 3, 2, 1  # the 3x3/2 max-pool after it
     # (blocks, bottleneck width, output channels, stride of the first block)
     stages = ((3, 64, 256, 1), (4, 128, 512, 2), (6, 256, 1024, 2), (3, 512, 2048, 2))
     features = 2048
@@ -60,12 +66,15 @@ class RNN(object):
     """GRU sentiment classifier on IMDB (SPEC.md, task `rnn`)."""
 
     name = "rnn"
+    kind = "train"
+    dataset = "imdb"
     vocab_size = 30000
     seq_len = 150
     embedding_dim = 125
     hidden_units = 100
     num_classes = 2
-    # Keras' defaults, the seed's convention; per gate, so gate reordering cannot change them
+    # Keras' defaults, the convention of the 2018 benchmark (ilkarman/DeepLearningFrameworks); per gate, so gate reordering cannot change them
+    embedding_init_range = 0.05  # uniform(-0.05, 0.05), Keras' default
     init = ("embedding uniform(-0.05, 0.05); per gate: input weights glorot-uniform, recurrent "
             "weights orthogonal, both biases zero; dense glorot-uniform, zero bias")
     # Keras' IMDB conventions
@@ -112,9 +121,10 @@ def cnn_layers():
 
 def resnet50_convs():
     """(in, out, kernel, stride, output H*W) for every convolution of ResNet-50 v1."""
-    size = conv_out(ResNet50.input_shape[1], 7, 2, 3)
-    convs = [(3, ResNet50.stem_channels, 7, 2, size * size)]
-    size = conv_out(size, 3, 2, 1)  # 3x3/2 max-pool
+    r = ResNet50
+    size = conv_out(r.input_shape[1], r.stem_kernel, r.stem_stride, r.stem_padding)
+    convs = [(3, r.stem_channels, r.stem_kernel, r.stem_stride, size * size)]
+    size = conv_out(size, r.pool_kernel, r.pool_stride, r.pool_padding)  # the max-pool
     c = ResNet50.stem_channels
     for blocks, width, out, stride in ResNet50.stages:
         for b in range(blocks):

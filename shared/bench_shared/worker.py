@@ -6,7 +6,8 @@ run.json (written by the orchestrator) names the framework package, the task, th
 the precision, the effective hyperparameters and the prepared arrays. The worker memory-maps
 the arrays, seeds, builds the batch order, calls the framework's task module under the
 stopwatch and writes the raw result to run["output"]. Exit status: 0 ok, 1 failed,
-3 unsupported. Statistics and reports are the orchestrator's job.
+3 unsupported. Statistics and reports are the orchestrator's job. What run.json holds and
+what a framework package provides: bench_shared.contract.
 """
 import importlib
 import json
@@ -17,7 +18,7 @@ import traceback
 
 import numpy as np
 
-from . import batching, progress, reference_train, spec, weights
+from . import batching, contract, progress, reference_train, slots, spec, weights
 from .timing import Stopwatch
 
 EXIT_OK, EXIT_FAILED, EXIT_UNSUPPORTED = 0, 1, 3
@@ -35,7 +36,8 @@ def load_arrays(data):
 
 def native(task, x):
     """The task module's preferred input layout (e.g. NHWC), applied once, before timing."""
-    return task.native_layout(x) if hasattr(task, "native_layout") else x
+    layout = contract.hook(task, "native_layout")
+    return layout(x) if layout else x
 
 
 def run_training(run, fw, task, arrays, stopwatch, result):
@@ -109,9 +111,8 @@ def run_verify(run, fw, task, arrays, stopwatch, result):
     with stopwatch.region("build"):
         model = task.build_model(run)
     result["param_count"] = fw.count_parameters(model)
-    task.load_weights(model, params)
-    exported = task.export_weights(model)
-    weights.check(name, exported)
+    slots.load_into(fw, task, name, model, params)
+    exported = slots.export_from(fw, task, name, model)
     result["export_max_abs_diff"] = max(
         float(np.abs(np.asarray(exported[k], np.float64) - params[k]).max()) for k in params)
     outputs = task.predict(model, [native(task, np.load(v["inputs"]))])
@@ -137,6 +138,7 @@ def execute(run):
     code = EXIT_FAILED
     try:
         np.random.seed(run["seed"])
+        contract.check_run(run)  # what the framework declares, before its package loads
         fw = importlib.import_module(run["framework"]["package"])
         result["framework"] = {"versions": fw.versions()}
         result["framework"]["settings"] = fw.setup(run)
@@ -155,8 +157,9 @@ def execute(run):
         runner(run, fw, task, arrays, stopwatch, result)
         result["timings"].update(stopwatch.regions)
         result["device_memory"] = fw.memory_stats()
-        if hasattr(fw, "peak_flops") and run.get("mode") != "verify":  # optional, untimed
-            result["peak_flops"] = fw.peak_flops(run["precision"])
+        peak_flops = contract.hook(fw, "peak_flops")
+        if peak_flops and run.get("mode") != "verify":  # optional, untimed
+            result["peak_flops"] = peak_flops(run["precision"])
         result["status"] = "ok"
         code = EXIT_OK
     except NotImplementedError as exc:

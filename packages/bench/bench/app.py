@@ -5,6 +5,8 @@ import platform
 import sys
 from pathlib import Path
 
+from bench_shared import contract
+
 from . import __version__, capabilities, data, environments, launch, project_dir, results, sysinfo
 from .config import Config
 from .errors import BenchError
@@ -22,11 +24,15 @@ def effective_task(cfg: Config):
 
 def worker_run(cfg: Config, prepared):
     """The run.json payload: everything the worker needs, nothing it must not know."""
-    return {"task": effective_task(cfg), "seed": cfg.seed, "precision": cfg.precision.name,
-            "device": dataclasses.asdict(cfg.device),
-            "framework": {"name": cfg.framework.name, "package": cfg.framework.package,
-                          "options": dict(cfg.framework.options)},
-            "data": {"arrays": prepared["arrays"], "limits": prepared["limits"]}}
+    declared = {"name": cfg.framework.name, "package": cfg.framework.package,
+                "options": dict(cfg.framework.options),
+                "option_choices": dict(cfg.framework.option_choices),
+                "capabilities": dataclasses.asdict(cfg.framework.capabilities)}
+    run = contract.make_run(declared, cfg.task.name, device=cfg.device.name,
+                            precision=cfg.precision.name, seed=cfg.seed,
+                            data={"arrays": prepared["arrays"], "limits": prepared["limits"]})
+    run["task"], run["device"] = effective_task(cfg), dataclasses.asdict(cfg.device)
+    return run
 
 
 def library_path(cfg: Config, python):

@@ -1,8 +1,11 @@
 """The capability check: every config problem stops here, before a worker starts."""
+import dataclasses
 from pathlib import Path
 from typing import Any
 
 from omegaconf import OmegaConf
+
+from bench_shared import contract
 
 from . import conf_dir, sysinfo
 from .config import Config
@@ -23,23 +26,17 @@ def declared(framework: str) -> dict[str, Any]:
 
 
 def check(cfg: Config) -> None:
-    fw, task, device, precision = cfg.framework, cfg.task.name, cfg.device.name, cfg.precision.name
-    caps = fw.capabilities
-    if task not in caps.tasks:
-        raise UnsupportedError(f"task={task} is not supported by framework={fw.name}; "
-                               f"supported tasks: {', '.join(caps.tasks)}")
-    if device not in caps.precisions:
-        raise UnsupportedError(f"device={device} is not supported by framework={fw.name}; "
-                               f"supported devices: {', '.join(caps.precisions)}")
-    if precision not in caps.precisions[device]:
-        raise UnsupportedError(
-            f"precision={precision} is not supported by framework={fw.name} on device={device}; "
-            f"supported there: {', '.join(caps.precisions[device])}")
-    for_task = caps.task_precisions.get(task, {}).get(device)
-    if for_task is not None and precision not in for_task:
-        raise UnsupportedError(
-            f"precision={precision} is not supported by framework={fw.name} for task={task} on "
-            f"device={device}; supported there: {', '.join(for_task)}")
+    """The declaration (conf/framework/<fw>.yaml) against the run: the same rule the worker
+    applies before the package's setup (bench_shared.contract), plus what only this machine
+    can tell (is there a GPU?)."""
+    fw, device = cfg.framework, cfg.device.name
+    reason = contract.unsupported(dataclasses.asdict(fw.capabilities), fw.name, cfg.task.name,
+                                  device, cfg.precision.name)
+    if reason:
+        raise UnsupportedError(reason)
+    problem = contract.option_problem(fw.name, fw.options, fw.option_choices)
+    if problem:
+        raise BenchError(problem)
     if device == "gpu":
         gpus = sysinfo.gpus()
         if not gpus:
@@ -48,21 +45,3 @@ def check(cfg: Config) -> None:
         if cfg.device.index >= len(gpus):
             raise UnsupportedError(f"device.index={cfg.device.index}: this machine has "
                                    f"{len(gpus)} GPU(s), indices 0..{len(gpus) - 1}")
-    check_options(fw.name, dict(fw.options))
-
-
-def check_options(framework: str, options: dict[str, Any]) -> None:
-    """Option names and value types must be those declared in conf/framework/<name>.yaml."""
-    defaults = declared(framework).get("options", {})
-    for key, value in options.items():
-        if key not in defaults:
-            raise BenchError(f"framework.options.{key} is not an option of framework={framework}; "
-                             f"its options: {', '.join(defaults)}")
-        default = defaults[key]
-        if default is None or value is None:
-            continue
-        want = (int, float) if type(default) is float else type(default)
-        if not isinstance(value, want) or isinstance(value, bool) != isinstance(default, bool):
-            want = type(default)
-            raise BenchError(f"framework.options.{key}={value!r} must be a {want.__name__} "
-                             f"(default {defaults[key]!r})")

@@ -4,11 +4,12 @@ Each `conf/<group>/<option>.yaml` names its schema in its defaults list and sets
 so an unknown key or a wrongly typed value is a composition error, not a silent default.
 The task schemas take their defaults from `bench_shared.spec`, where SPEC.md is written once.
 """
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional
 
 from hydra.core.config_store import ConfigStore
-from omegaconf import MISSING
+from omegaconf import MISSING, OmegaConf
 
 from bench_shared import spec
 
@@ -46,6 +47,7 @@ class CnnTask(TaskConfig):
     batch_size: int = spec.CNN.batch_size
     epochs: int = spec.CNN.epochs
     optimizer: SGDConfig = field(default_factory=SGDConfig)
+    dropout: bool = True  # off only for the equivalence checks (`verify`)
 
 
 @dataclass
@@ -85,12 +87,20 @@ class FrameworkConfig:
     nox_session: str = MISSING  # `nox -s <session>` builds its environment
     python: Optional[str] = None  # an explicit interpreter wins over discovery
     capabilities: Capabilities = field(default_factory=Capabilities)
-    # tuning switches: keys and value types are fixed by conf/framework/<name>.yaml
-    options: Dict[str, Any] = field(default_factory=dict)
+    # tuning switches: keys and value types are fixed by conf/framework/<name>.yaml, whose
+    # schema (<name>_schema, made by framework_schema below) types them
+    options: Any = field(default_factory=dict)
+    # allowed values of the options that take one of a few (e.g. use_ideep: [never, auto])
+    option_choices: Dict[str, List[Any]] = field(default_factory=dict)
     env: Dict[str, str] = field(default_factory=dict)  # extra environment for its workers
     # directories put in front of LD_LIBRARY_PATH of its workers only; "{prefix}" is the root of
     # the worker's environment (the directory above its interpreter's bin/)
     library_path: List[str] = field(default_factory=list)
+
+    def __post_init__(self):
+        # composition checks the options against their typed schema; after it they are data
+        if dataclasses.is_dataclass(self.options):
+            self.options = dataclasses.asdict(self.options)
 
 
 @dataclass
@@ -162,14 +172,37 @@ class Config:
     redo: bool = False  # run a sweep's jobs again even where a result exists
 
 
+def _option_type(default):
+    if default is None:
+        return Optional[Any]
+    return type(default) if isinstance(default, (bool, int, float, str)) else Any
+
+
+def framework_schema(name, declared_options):
+    """The schema of one framework's config: FrameworkConfig with its options typed from the
+    defaults its YAML declares, so that an unknown option or a wrongly typed value is a
+    composition error. Declared once, in the YAML; no Python per framework."""
+    options = dataclasses.make_dataclass(
+        f"{name}_options", [(key, _option_type(value), field(default=value))
+                            for key, value in declared_options.items()])
+    return dataclasses.make_dataclass(f"{name}_framework_config",
+                                      [("options", options, field(default_factory=options))],
+                                      bases=(FrameworkConfig,))
+
+
 def register():
+    from . import conf_dir
+
     cs = ConfigStore.instance()
+    for path in sorted((conf_dir() / "framework").glob("*.yaml")):
+        declared = OmegaConf.to_container(OmegaConf.load(path))
+        cs.store(group="framework", name=f"{path.stem}_schema",
+                 node=framework_schema(path.stem, declared.get("options") or {}))
     cs.store(name="base_config", node=Config)
     for group, name, node in [
         ("task", "cnn_schema", CnnTask),
         ("task", "rnn_schema", RnnTask),
         ("task", "resnet50_schema", Resnet50Task),
-        ("framework", "framework_schema", FrameworkConfig),
         ("device", "device_schema", DeviceConfig),
         ("precision", "precision_schema", PrecisionConfig),
         ("data", "data_schema", DataConfig),

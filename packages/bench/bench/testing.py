@@ -37,14 +37,16 @@ def loaded_model(framework, task, *overrides):
     for the framework packages' own tests only."""
     import importlib
 
-    from bench_shared import weights
+    from bench_shared import contract, slots, weights
 
     run = make_run(framework, f"task={task}", *overrides)
-    run["task"]["dropout"] = False
-    package = run["framework"]["package"]
-    importlib.import_module(package).setup(run)
-    module = importlib.import_module(f"{package}.{task}")
+    if task == "cnn":
+        run["task"]["dropout"] = False
+    contract.check_run(run)
+    package = importlib.import_module(run["framework"]["package"])
+    package.setup(run)
+    module = importlib.import_module(f"{package.__name__}.{task}")
     model = module.build_model(run)
     params = weights.random_weights(task, seed=0)
-    module.load_weights(model, params)
+    slots.load_into(package, module, task, model, params)
     return run, model, params

@@ -4,7 +4,6 @@ import functools
 
 from torch import nn, optim
 
-from bench_shared import weights as neutral
 from bench_shared.spec import CNN
 
 from . import common, weights
@@ -13,7 +12,7 @@ from . import common, weights
 def build_model(run):
     c1, c2, c3, c4 = CNN.conv_channels
     k, p = CNN.kernel_size, CNN.padding
-    d1, d2, d3 = CNN.dropout if run["task"].get("dropout", True) else (0.0, 0.0, 0.0)
+    d1, d2, d3 = CNN.dropout if run["task"]["dropout"] else (0.0, 0.0, 0.0)
     net = nn.Sequential(collections.OrderedDict([
         ("conv1", nn.Conv2d(CNN.input_shape[0], c1, k, padding=p)), ("relu1", nn.ReLU()),
         ("conv2", nn.Conv2d(c1, c2, k, padding=p)),
@@ -37,12 +36,8 @@ def build_model(run):
     return common.Model(run, net, optimizer, image_input=True)
 
 
-def load_weights(model, params):
-    weights.load(model, params)
-
-
-def export_weights(model):
-    return weights.from_state_dict(model.net.state_dict(), neutral.layout("cnn"))
+def slots(model):
+    return weights.slots("cnn")
 
 
 train_epoch = common.train_epoch

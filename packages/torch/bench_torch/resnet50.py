@@ -3,7 +3,6 @@ import collections
 
 from torch import nn
 
-from bench_shared import weights as neutral
 from bench_shared.spec import ResNet50
 
 from . import common, weights
@@ -40,10 +39,11 @@ class Bottleneck(nn.Module):
 class ResNet50Features(nn.Module):
     def __init__(self):
         super().__init__()
-        stem = ResNet50.stem_channels
+        r, stem = ResNet50, ResNet50.stem_channels
         self.stem = nn.Sequential(collections.OrderedDict([
-            ("conv", conv(ResNet50.input_shape[0], stem, 7, 2)), ("bn", bn(stem)),
-            ("relu", nn.ReLU(inplace=True)), ("pool", nn.MaxPool2d(3, stride=2, padding=1))]))
+            ("conv", conv(r.input_shape[0], stem, r.stem_kernel, r.stem_stride)),
+            ("bn", bn(stem)), ("relu", nn.ReLU(inplace=True)),
+            ("pool", nn.MaxPool2d(r.pool_kernel, r.pool_stride, r.pool_padding))]))
         cin = stem
         for s, (blocks, width, cout, stride) in enumerate(ResNet50.stages, 1):
             stage = []
@@ -68,12 +68,8 @@ def build_model(run):
     return common.Model(run, net, image_input=True)
 
 
-def load_weights(model, params):
-    weights.load(model, params)
-
-
-def export_weights(model):
-    return weights.from_state_dict(model.net.state_dict(), neutral.layout("resnet50"))
+def slots(model):
+    return weights.slots("resnet50")
 
 
 predict = common.predict

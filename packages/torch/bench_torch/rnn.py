@@ -4,7 +4,6 @@ import functools
 import torch
 from torch import nn, optim
 
-from bench_shared import weights as neutral
 from bench_shared.spec import RNN
 
 from . import common, weights
@@ -17,8 +16,9 @@ class GRUClassifier(nn.Module):
         # PyTorch's GRU is the cuDNN form: gates r, z, n, biases b_ih and b_hh (reset_after)
         self.gru = nn.GRU(RNN.embedding_dim, RNN.hidden_units, batch_first=True)
         self.dense = nn.Linear(RNN.hidden_units, RNN.num_classes)
-        # Keras' initialisers, the seed's convention (spec.RNN.init)
-        nn.init.uniform_(self.embedding.weight, -0.05, 0.05)
+        # SPEC's initialisers (spec.RNN.init), per gate
+        r = RNN.embedding_init_range
+        nn.init.uniform_(self.embedding.weight, -r, r)
         for gate in range(3):
             rows = slice(gate * RNN.hidden_units, (gate + 1) * RNN.hidden_units)
             nn.init.xavier_uniform_(self.gru.weight_ih_l0[rows])
@@ -42,12 +42,8 @@ def build_model(run):
     return common.Model(run, net, optimizer)
 
 
-def load_weights(model, params):
-    weights.load(model, params)
-
-
-def export_weights(model):
-    return weights.from_state_dict(model.net.state_dict(), neutral.layout("rnn"))
+def slots(model):
+    return weights.slots("rnn")
 
 
 train_epoch = common.train_epoch

@@ -3,13 +3,16 @@
 The only place where PyTorch's layouts meet the neutral ones: nn.Linear and nn.GRU store
 kernels as (out, in), the neutral format as (in, out); convolutions are O x I x H x W in both;
 PyTorch's GRU gate order is r, z, n like the neutral one; batch norm's gamma/beta/mean/var are
-weight/bias/running_mean/running_var.
+weight/bias/running_mean/running_var. Loading, exporting and the completeness check are the
+runtime's (bench_shared.slots).
 """
 import collections
 import re
 
-import numpy as np
 import torch
+
+from bench_shared import slots as protocol
+from bench_shared import weights as neutral
 
 BATCH_NORM = {"gamma": "weight", "beta": "bias", "mean": "running_mean", "var": "running_var"}
 GRU = {"gru.input_weight": "gru.weight_ih_l0", "gru.recurrent_weight": "gru.weight_hh_l0",
@@ -27,26 +30,27 @@ def torch_name(name):
     return prefix + "." + BATCH_NORM.get(field, field)
 
 
-def to_state_dict(params):
+def slots(task):
+    """Neutral name -> the state-dict entry PyTorch's module naming gives it."""
     return collections.OrderedDict(
-        (torch_name(name), torch.from_numpy(np.ascontiguousarray(
-            value.T if name in TRANSPOSED else value)))
-        for name, value in params.items())
+        (name, protocol.Slot(torch_name(name), *(2 * [protocol.transpose]
+                                                 if name in TRANSPOSED else [])))
+        for name in neutral.layout(task))
 
 
-def from_state_dict(state, layout):
-    """Neutral float32 arrays, in the order of `layout` (bench_shared.weights.layout(task))."""
-    params = collections.OrderedDict()
-    for name in layout:
-        value = state[torch_name(name)].detach().float().cpu().numpy()
-        params[name] = np.ascontiguousarray(value.T if name in TRANSPOSED else value)
-    return params
+def _read(tensor):
+    return tensor.detach().float().cpu().numpy()
 
 
-def load(model, params):
-    """Copy neutral weights into model.net; every tensor must be used exactly once."""
-    missing, unexpected = model.net.load_state_dict(to_state_dict(params), strict=False)
-    missing = [k for k in missing if not k.endswith("num_batches_tracked")]
-    if missing or unexpected:
-        raise ValueError("neutral weights do not fit the PyTorch model: missing %s, unexpected %s"
-                         % (missing[:5], unexpected[:5]))
+def _write(tensor, value):
+    with torch.no_grad():
+        tensor.copy_(torch.from_numpy(value))
+
+
+def tensors(model):
+    """Every entry of the state dict (parameters and batch-norm statistics) but the
+    batch-norm step counters, which the neutral format does not hold."""
+    state = model.net.state_dict(keep_vars=True)
+    return protocol.DictTensors(
+        collections.OrderedDict((k, v) for k, v in state.items()
+                                if not k.endswith("num_batches_tracked")), _read, _write)

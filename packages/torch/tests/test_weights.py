@@ -1,5 +1,5 @@
-"""Neutral weights in PyTorch: the NumPy reference is checked against PyTorch with copied
-weights (so it cannot be silently wrong), and a wrong conversion must fail `bench verify`."""
+"""A wrong conversion must fail: the shared conformance checks and `bench verify` end to end,
+with bench_torch_wrong (tests/wrong_conversion: the CNN's first kernel loaded transposed)."""
 import json
 import os
 import shutil
@@ -7,64 +7,36 @@ import subprocess
 import sys
 from pathlib import Path
 
-import numpy as np
 import pytest
+import yaml
 
 import bench
-from bench import testing
-from bench_shared import reference, reference_train, weights
-from bench_torch import cnn, resnet50, rnn
+from bench_shared import conformance
 
-MODULES = {"cnn": cnn, "resnet50": resnet50, "rnn": rnn}
+WRONG = Path(__file__).parent / "wrong_conversion"
 
 
-def loaded_model(task, *overrides):
-    return testing.loaded_model("torch", task, *overrides)
+@pytest.fixture
+def torch_wrong(monkeypatch):
+    monkeypatch.syspath_prepend(str(WRONG))
+    return conformance.Framework(yaml.safe_load((WRONG / "torch_wrong.yaml").read_text()))
 
 
-@pytest.mark.parametrize("task", sorted(MODULES))
-def test_reference_forward_equals_pytorch(task):
-    _, model, params = loaded_model(task)
-    inputs = reference.fixed_inputs(task)
-    out = MODULES[task].predict(model, [inputs])
-    assert reference.relative_error(out, reference.forward(task, params, inputs)) < 1e-5
-
-
-@pytest.mark.parametrize("task", sorted(MODULES))
-def test_export_returns_the_loaded_weights(task):
-    _, model, params = loaded_model(task)
-    exported = MODULES[task].export_weights(model)
-    assert list(exported) == list(params)
-    assert all(np.array_equal(exported[k], params[k]) for k in params)
-
-
-@pytest.mark.parametrize("task", ["cnn", "rnn"])
-def test_reference_training_equals_pytorch(task):
-    run, model, params = loaded_model(task)
-    batches = reference_train.fixed_batches(task, 8, batch_size=8)
-    expected = reference_train.train_steps(task, params, batches, run["task"]["optimizer"])
-    losses = [MODULES[task].train_epoch(model, [b]) for b in batches]
-    np.testing.assert_allclose(losses, expected, rtol=1e-4)
-    assert losses[-1] != losses[0]  # it did train
-
-
-def test_a_transposed_kernel_changes_the_output():
-    _, model, params = loaded_model("cnn")
-    params["conv1.weight"] = params["conv1.weight"].transpose(0, 1, 3, 2).copy()
-    cnn.load_weights(model, params)
-    inputs = reference.fixed_inputs("cnn")
-    expected = reference.forward("cnn", weights.random_weights("cnn"), inputs)
-    error = reference.relative_error(cnn.predict(model, [inputs]), expected)
-    assert error > 1e-2
+def test_the_conformance_suite_catches_a_transposed_kernel(torch_wrong):
+    with pytest.raises(conformance.ConformanceError, match="differ from the NumPy reference"):
+        conformance.check_reference_forward(torch_wrong, "cnn")
+    with pytest.raises(conformance.ConformanceError, match="differ from the reference's"):
+        conformance.check_training_steps(torch_wrong, "cnn")
+    conformance.check_export_round_trip(torch_wrong, "cnn")  # swapped back: only outputs show it
+    conformance.check_reference_forward(torch_wrong, "rnn")
 
 
 def test_verify_matrix_end_to_end_catches_a_wrong_conversion(tmp_path):
-    here = Path(__file__).parent / "wrong_conversion"
     conf = tmp_path / "conf"
     shutil.copytree(bench.conf_dir(), conf)
-    shutil.copy(here / "torch_wrong.yaml", conf / "framework" / "torch_wrong.yaml")
+    shutil.copy(WRONG / "torch_wrong.yaml", conf / "framework" / "torch_wrong.yaml")
     env = dict(os.environ, BENCH_CONF_DIR=str(conf),
-               PYTHONPATH=os.pathsep.join(filter(None, [str(here), os.environ.get("PYTHONPATH")])))
+               PYTHONPATH=os.pathsep.join(filter(None, [str(WRONG), os.environ.get("PYTHONPATH")])))
     out = subprocess.run([sys.executable, "-m", "bench", "verify", "--frameworks",
                           "torch,torch_wrong", "--tasks", "cnn,rnn", "--steps", "5",
                           "--out", str(tmp_path / "verify")],

@@ -1,2 +1,1 @@
-from bench_torch.rnn import *  # noqa: F401,F403
-from bench_torch.rnn import build_model, export_weights, load_weights, predict, train_epoch  # noqa: F401
+from bench_torch.rnn import build_model, predict, slots, train_epoch  # noqa: F401

@@ -1,0 +1,206 @@
+"""The conformance checks every framework package must pass, written once.
+
+NumPy-only and valid Python 3.6, so that they run inside every framework's own interpreter
+(CNTK's 3.6 included): shared/tests/test_conformance.py runs them for every framework found in
+conf/framework/ whose package imports there, the way Keras 3 runs one suite on every backend.
+Each check raises ConformanceError saying what differs; a framework's own tests keep only
+what is specific to it.
+
+    fw = Framework(declared)            # declared: conf/framework/<fw>.yaml as plain data
+    check_parameter_count(fw, "cnn")
+    check_reference_forward(fw, "cnn")  # neutral weights in, the NumPy reference's outputs out
+    check_export_round_trip(fw, "cnn")  # loaded == exported, bit for bit, in the neutral order
+    check_training_steps(fw, "cnn")     # N optimiser steps == the NumPy reference's losses
+    check_weight_protocol(fw, "cnn")    # a converter that skips or reuses a tensor fails
+    check_deterministic_prediction(fw, "cnn")  # inference mode: dropout off
+"""
+import importlib
+
+import numpy as np
+
+from . import contract, reference, reference_train, slots, spec, weights
+
+# fp32 against the float64 reference: summation order only (measured 2e-7 .. 4e-7)
+FORWARD_TOLERANCE = 1e-5
+# N steps of fp32 training from the same weights on the same batches; a convention error
+# (momentum, loss reduction, gate order) shows at 1e-2 and more within a few steps
+TRAIN_STEPS, TRAIN_BATCH_SIZE, TRAIN_TOLERANCE = 8, 8, 1e-3
+
+
+class ConformanceError(AssertionError):
+    pass
+
+
+class Framework(object):
+    """A declared framework, imported in this interpreter: builds its task models."""
+
+    def __init__(self, declared):
+        self.declared = declared
+        self.name = declared["name"]
+        self.package = importlib.import_module(declared["package"])
+
+    def supports(self, task):
+        return task in self.declared["capabilities"]["tasks"]
+
+    def module(self, task):
+        return importlib.import_module(self.declared["package"] + "." + task)
+
+    def build(self, task, dropout=True, **run_options):
+        """(run, task module, model), set up as the worker would (fp32, CPU)."""
+        fields = {"dropout": dropout} if task == "cnn" else {}
+        run = contract.make_run(self.declared, task, **dict(run_options, **fields))
+        contract.check_run(run)
+        self.package.setup(run)
+        module = self.module(task)
+        return run, module, module.build_model(run)
+
+    def loaded(self, task):
+        """(run, module, model, params): dropout off, the deterministic neutral weights."""
+        run, module, model = self.build(task, dropout=False)
+        params = weights.random_weights(task, seed=0)
+        slots.load_into(self.package, module, task, model, params)
+        return run, module, model, params
+
+    def native(self, module, x):
+        layout = contract.hook(module, "native_layout")
+        return layout(x) if layout else x
+
+
+def _fail(fw, task, message, *args):
+    raise ConformanceError("%s %s: %s" % (fw.name, task, message % args))
+
+
+def check_contract_functions(fw, task):
+    module = fw.module(task)
+    missing = contract.missing_functions(fw.package, contract.PACKAGE_FUNCTIONS)
+    missing += contract.missing_functions(module, contract.TASK_FUNCTIONS[spec.TASKS[task].kind])
+    if missing:
+        _fail(fw, task, "the contract's functions %s are missing", missing)
+
+
+def check_parameter_count(fw, task):
+    _, _, model = fw.build(task)
+    count, expected = fw.package.count_parameters(model), spec.TASKS[task].param_count
+    if count != expected:
+        _fail(fw, task, "%d parameters, SPEC says %d", count, expected)
+
+
+def check_reference_forward(fw, task, tolerance=FORWARD_TOLERANCE):
+    _, module, model, params = fw.loaded(task)
+    inputs = reference.fixed_inputs(task)
+    outputs = module.predict(model, [fw.native(module, inputs)])
+    error = reference.relative_error(outputs, reference.forward(task, params, inputs))
+    if not error < tolerance:
+        _fail(fw, task, "outputs differ from the NumPy reference by %.2e (tolerance %g)",
+              error, tolerance)
+    return error
+
+
+def check_export_round_trip(fw, task):
+    _, module, model, params = fw.loaded(task)
+    exported = slots.export_from(fw.package, module, task, model)
+    if list(exported) != list(params):
+        _fail(fw, task, "exported names %s differ from the neutral layout's",
+              [n for n in exported if n not in params][:5])
+    changed = [k for k in params if not np.array_equal(exported[k], params[k])]
+    if changed:
+        _fail(fw, task, "exported weights differ from the loaded ones: %s", changed[:5])
+
+
+def check_training_steps(fw, task, steps=TRAIN_STEPS, tolerance=TRAIN_TOLERANCE):
+    run, module, model, params = fw.loaded(task)
+    batches = reference_train.fixed_batches(task, steps, batch_size=TRAIN_BATCH_SIZE)
+    expected = reference_train.train_steps(task, params, batches, run["task"]["optimizer"])
+    losses = [float(module.train_epoch(model, [(fw.native(module, x), y)])) for x, y in batches]
+    error = float(np.max(np.abs(np.array(losses) - expected) / np.abs(expected)))
+    if not error < tolerance:
+        _fail(fw, task, "losses %s differ from the reference's %s by %.2e (tolerance %g)",
+              np.round(losses, 5).tolist(), np.round(expected, 5).tolist(), error, tolerance)
+    if losses[-1] == losses[0]:
+        _fail(fw, task, "the loss did not change in %d steps", steps)
+    return error
+
+
+def _expect_refusal(fw, task, what, load):
+    try:
+        load()
+    except ValueError:
+        return
+    _fail(fw, task, "loading weights with %s was accepted", what)
+
+
+class _Hiding(slots.Tensors):
+    """The model's tensors with one more or one fewer: what a wrong converter would see."""
+
+    def __init__(self, tensors, drop=None, extra=None):
+        self.tensors, self.drop, self.extra = tensors, drop, extra
+
+    def keys(self):
+        keys = [k for k in self.tensors.keys() if k != self.drop]
+        return keys + ([self.extra] if self.extra else [])
+
+    def read(self, key):
+        return self.tensors.read(key)
+
+    def write(self, key, value):
+        self.tensors.write(key, value)
+
+    def commit(self):
+        self.tensors.commit()
+
+
+def check_weight_protocol(fw, task):
+    """The framework's slots and tensors fit each other exactly, and the runtime's
+    completeness check refuses a converter that skips, reuses or invents a tensor."""
+    _, module, model = fw.build(task, dropout=False)
+    params = weights.random_weights(task, seed=0)
+    table, tensors = module.slots(model), fw.package.tensors(model)
+    native = tensors.keys()
+    if len(set(native)) != len(native):
+        _fail(fw, task, "tensors(model) lists a key twice")
+    native_size = sum(int(np.asarray(tensors.read(k)).size) for k in native)
+    neutral_size = sum(int(np.prod(s)) for s in weights.layout(task).values())
+    if native_size != neutral_size:
+        _fail(fw, task, "tensors(model) holds %d values, the neutral weights %d: it lists too "
+              "%s tensors", native_size, neutral_size,
+              "many" if native_size > neutral_size else "few")
+    slots.load_weights(task, table, tensors, params)  # the real thing passes
+    names = list(table)
+    first, second = names[0], names[-1]
+    reused = dict(table)
+    reused[first] = table[second] if table[second].keys != table[first].keys else table[names[1]]
+    _expect_refusal(fw, task, "one tensor's slot pointing at another's",
+                    lambda: slots.load_weights(task, reused, tensors, params))
+    skipped = dict(table)
+    del skipped[first]
+    _expect_refusal(fw, task, "a neutral tensor without a slot",
+                    lambda: slots.load_weights(task, skipped, tensors, params))
+    _expect_refusal(fw, task, "a native tensor left unfilled",
+                    lambda: slots.load_weights(task, table, _Hiding(tensors, extra="extra"),
+                                               params))
+    _expect_refusal(fw, task, "a slot naming a tensor the model lacks",
+                    lambda: slots.load_weights(task, table, _Hiding(tensors, drop=native[0]),
+                                               params))
+
+
+def check_deterministic_prediction(fw, task):
+    """Inference mode: dropout off, batch norm on running statistics."""
+    _, module, model = fw.build(task)
+    inputs = fw.native(module, reference.fixed_inputs(task))
+    a, b = module.predict(model, [inputs]), module.predict(model, [inputs])
+    if not np.array_equal(a, b):
+        _fail(fw, task, "two predictions of the same batch differ (dropout left on?)")
+    if not np.isfinite(a).all():
+        _fail(fw, task, "non-finite outputs")
+
+
+CHECKS = {
+    "contract_functions": check_contract_functions,
+    "parameter_count": check_parameter_count,
+    "reference_forward": check_reference_forward,
+    "export_round_trip": check_export_round_trip,
+    "training_steps": check_training_steps,
+    "weight_protocol": check_weight_protocol,
+    "deterministic_prediction": check_deterministic_prediction,
+}
+TRAINING_ONLY = ("training_steps",)

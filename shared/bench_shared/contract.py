@@ -1,0 +1,159 @@
+"""The framework contract and the run schema, written once.
+
+A framework package -- ``bench_<fw>``, or a subpackage where one package serves several API
+styles (``bench_mxnet.gluon``) -- is declared by ``conf/framework/<fw>.yaml`` (its name,
+package, capabilities: tasks, devices and precisions, and its typed options) and provides:
+
+    setup(run) -> dict          apply the run's device, threads and options; what was applied
+    versions() -> dict          the framework's and its libraries' versions
+    sync()                      wait for queued device work (the stopwatch calls it)
+    count_parameters(model)     trainable parameters in SPEC's convention
+    tensors(model)              a bench_shared.slots.Tensors over the model's native tensors
+    memory_stats()              device memory peaks, or None
+    peak_flops(precision)       optional: measured dense matmul FLOP/s (untimed)
+
+and one module per supported task, ``<package>.<task>``, with the same functions in the same
+order in every framework (a reader can put two side by side):
+
+    build_model(run) -> model   the model, its loss and optimiser, SPEC's initialisers
+    slots(model)                neutral weight name -> bench_shared.slots.Slot
+    train_epoch(model, batches) -> mean loss      (training tasks)
+    predict(model, batches) -> numpy outputs      (float32, on the host)
+    native_layout(x)            optional: the input layout it prefers (e.g. NHWC), applied
+                                once at load time, never per batch
+
+What the runtime does for every framework, so that no package repeats it: the capability
+check before ``setup`` (``check_run``: the orchestrator has checked the same declaration before
+starting the worker; packages raise only for facts found at run time, such as no CUDA device),
+the option types (typed from the YAML by the orchestrator's config schema), loading, exporting
+and the completeness check of weights (bench_shared.slots), batching and timing
+(bench_shared.worker), and the conformance checks every framework must pass
+(bench_shared.conformance). Adding a framework: its package, one YAML, one entry in the
+noxfile's framework table.
+
+run.json, the worker's input (``make_run`` builds one without the orchestrator, for tests):
+
+    task        the task's hyperparameters after the preset (task_config's fields)
+    seed, precision ("fp32" | "fp16" | "bf16"), device {name: "cpu" | "gpu", index}
+    framework   {name, package, options, capabilities}
+    data        {arrays: name -> .npy path, limits: train/test/images -> example count}
+    mode        "benchmark" (default) or "verify" (with ``verify``: weights, inputs, outputs,
+                train_steps, train_batch_size); output: where the worker writes its result
+"""
+import copy
+
+from . import spec
+
+PACKAGE_FUNCTIONS = ("setup", "versions", "sync", "count_parameters", "tensors", "memory_stats")
+TASK_FUNCTIONS = {"train": ("build_model", "slots", "train_epoch", "predict"),
+                  "inference": ("build_model", "slots", "predict")}
+OPTIONAL = ("peak_flops", "native_layout")
+# result.json's status: "invalid" is a run that finished but whose numbers cannot be trusted
+STATUSES = ("ok", "failed", "unsupported", "invalid")
+RUN_FIELDS = ("task", "seed", "precision", "device", "framework", "data")
+
+
+def task_config(name):
+    """SPEC's hyperparameters of a task, with the fields of the orchestrator's task schema."""
+    if name not in spec.TASKS:
+        raise ValueError("unknown task %r; known: %s" % (name, ", ".join(sorted(spec.TASKS))))
+    s = spec.TASKS[name]
+    if name == "resnet50":
+        return {"name": name, "kind": s.kind, "dataset": s.dataset,
+                "batch_size": s.batch_size, "num_batches": s.num_batches,
+                "warmup_passes": s.warmup_passes, "description": ""}
+    task = {"name": name, "kind": s.kind, "dataset": s.dataset, "batch_size": s.batch_size,
+            "epochs": s.epochs, "description": ""}
+    if name == "cnn":
+        task["optimizer"] = {"name": "sgd", "lr": s.learning_rate, "momentum": s.momentum}
+        task["dropout"] = True  # off for the equivalence checks (`verify`), never in a benchmark
+    else:
+        task["optimizer"] = {"name": "adam", "lr": s.learning_rate, "beta1": s.beta1,
+                             "beta2": s.beta2, "eps": s.epsilon}
+    return task
+
+
+def framework_section(declared):
+    """run["framework"] from a framework's declaration (its YAML as plain data)."""
+    caps = declared.get("capabilities") or {}
+    return {"name": declared["name"], "package": declared["package"],
+            "options": dict(declared.get("options") or {}),
+            "option_choices": dict(declared.get("option_choices") or {}),
+            "capabilities": {"tasks": list(caps.get("tasks", [])),
+                             "precisions": dict(caps.get("precisions", {})),
+                             "task_precisions": dict(caps.get("task_precisions") or {})}}
+
+
+def make_run(declared, task, device="cpu", precision="fp32", seed=0, options=None,
+             data=None, **task_fields):
+    """A run dict as the orchestrator writes it, from a framework declaration (its YAML)."""
+    run = {"task": task_config(task), "seed": seed, "precision": precision,
+           "device": {"name": device, "index": 0}, "framework": framework_section(declared),
+           "data": copy.deepcopy(data) if data else {"arrays": {}, "limits": {}}}
+    run["task"].update(task_fields)
+    unknown = sorted(set(options or {}) - set(run["framework"]["options"]))
+    if unknown:
+        raise ValueError("unknown %s options %s; known: %s" % (
+            declared["name"], unknown, ", ".join(run["framework"]["options"])))
+    run["framework"]["options"].update(options or {})
+    return run
+
+
+def unsupported(capabilities, framework, task, device, precision):
+    """None when the declaration covers the combination, else the reason, naming what is."""
+    tasks, precisions = capabilities["tasks"], capabilities["precisions"]
+    if task not in tasks:
+        return ("task=%s is not supported by framework=%s; supported tasks: %s"
+                % (task, framework, ", ".join(tasks)))
+    if device not in precisions:
+        return ("device=%s is not supported by framework=%s; supported devices: %s"
+                % (device, framework, ", ".join(precisions)))
+    if precision not in precisions[device]:
+        return ("precision=%s is not supported by framework=%s on device=%s; supported "
+                "there: %s" % (precision, framework, device, ", ".join(precisions[device])))
+    for_task = (capabilities.get("task_precisions") or {}).get(task, {}).get(device)
+    if for_task is not None and precision not in for_task:
+        return ("precision=%s is not supported by framework=%s for task=%s on device=%s; "
+                "supported there: %s" % (precision, framework, task, device,
+                                         ", ".join(for_task)))
+    return None
+
+
+def option_problem(framework, options, choices):
+    """None when every option with declared choices holds one of them, else the problem.
+    (Names and types are checked by the orchestrator's typed config and by make_run.)"""
+    for key, allowed in sorted((choices or {}).items()):
+        if key in options and options[key] not in allowed:
+            return ("framework.options.%s=%r is not an option value of framework=%s; "
+                    "choose one of %s" % (key, options[key], framework,
+                                          ", ".join(repr(a) for a in allowed)))
+    return None
+
+
+def check_run(run):
+    """Before the package's setup(): a malformed run is a ValueError, an undeclared
+    combination a NotImplementedError (the worker's `unsupported`)."""
+    missing = [key for key in RUN_FIELDS if key not in run]
+    if missing:
+        raise ValueError("run.json lacks %s" % ", ".join(missing))
+    fw = run["framework"]
+    if "capabilities" not in fw:
+        raise ValueError("run.json's framework section has no capabilities")
+    reason = unsupported(fw["capabilities"], fw["name"], run["task"]["name"],
+                         run["device"]["name"], run["precision"])
+    if reason:
+        raise NotImplementedError(reason)
+    problem = option_problem(fw["name"], fw["options"], fw.get("option_choices"))
+    if problem:
+        raise ValueError(problem)
+
+
+def hook(module, name):
+    """An optional contract function of a package or task module, or None."""
+    if name not in OPTIONAL:
+        raise ValueError("%s is not an optional part of the contract" % name)
+    return getattr(module, name, None)
+
+
+def missing_functions(module, names):
+    return [name for name in names if not callable(getattr(module, name, None))]
