@@ -1,6 +1,6 @@
 """Comparison with a baseline (a stored set of results, e.g. from the same hardware): every
 configuration measured in both is flagged when it is slower, or less accurate, beyond a
-threshold, or no longer runs — the seed's "verify performance after installation".
+threshold, or no longer runs — DeepLearningFrameworks' "verify performance after installation".
 
 Configurations are matched exactly (same composed config, same hardware), so a baseline from
 other hardware matches nothing, and says so, rather than flagging everything.

@@ -1,4 +1,5 @@
-"""The seed's 2018 results (SPEC.md's last table) as data: reference_2018.csv, package data.
+"""DeepLearningFrameworks' 2018 results (SPEC.md's last table) as data: reference_2018.csv,
+package data.
 
 Shown beside our own numbers, never mixed with them: other GPUs (K80, P100), CUDA 8, cuDNN 6.
 """
@@ -13,7 +14,7 @@ DATA = Path(__file__).resolve().parent / "reference_2018.csv"
 class Reference:
     def __init__(self, rows, hardware):
         self.hardware = hardware
-        self.frameworks = list(dict.fromkeys(r["framework"] for r in rows))  # the seed's order
+        self.frameworks = list(dict.fromkeys(r["framework"] for r in rows))  # as published
         self.texts = {(r["framework"], r["task"], r["gpu"]): r["seconds"] for r in rows}
         self._by_name = {fw.casefold(): fw for fw in self.frameworks}
 
@@ -25,7 +26,7 @@ class Reference:
 
     def text(self, framework, task, gpu):
         """The published figure as printed (e.g. '7.7'), '' when none; `framework` is matched
-        by name, case-insensitively (our display names are the seed's: 'PyTorch')."""
+        by name, case-insensitively (our display names are DeepLearningFrameworks': 'PyTorch')."""
         name = self._by_name.get(str(framework).casefold())
         return self.texts.get((name, task, gpu), "")
 
@@ -38,8 +39,8 @@ class Reference:
         header = ["framework"] + [f"{title(task)} {gpu}" for task, gpu in columns]
         rows = [[fw] + [self.text(fw, task, gpu) for task, gpu in columns]
                 for fw in self.frameworks]
-        return (f"2018 reference (the seed's published figures; {self.hardware}; not measured "
-                f"here):\n\n{markdown_table(header, rows)}\n")
+        return (f"2018 reference (DeepLearningFrameworks' published figures; {self.hardware}; "
+                f"not measured here):\n\n{markdown_table(header, rows)}\n")
 
 
 def load(path: Path = DATA) -> Reference:

@@ -1,15 +1,16 @@
 """`python -m bench report <result dirs or files...>`: tables and charts from result.json files
 alone.
 
-Writes into --out (default results/reports/<time>/): report.md (the seed's table: framework
-rows; per task the time with the test accuracy beside it, one column per hardware/precision
-found), results.csv (one flat row per run) and <task>.png (bar charts), and prints report.md.
-Repeated runs of one configuration are one cell (median ± half the range). Blank: not run;
-failed; —: unsupported.
+Writes into --out (default results/reports/<time>/): report.md (DeepLearningFrameworks' table:
+framework rows; per task the time with the test accuracy beside it, one column per
+hardware/precision found), results.csv (one flat row per run) and <task>.png (bar charts),
+and prints report.md. Repeated runs of one configuration are one cell (median ± half the
+range). Blank: not run; failed; —: unsupported.
 
   --baseline PATH...   flag every configuration slower (--slower, default 0.10 = 10 %) or less
                        accurate (--accuracy-drop, default 0.02 = 2 points) than in these results
-  --reference          the seed's 2018 figures (K80/P100 GPUs) beside ours, and in full
+  --reference          DeepLearningFrameworks' 2018 figures (K80/P100 GPUs) beside ours, and in
+                       full
   --by-host            one column per host, not per kind of hardware
   --no-charts          skip the PNGs
 

@@ -16,7 +16,7 @@ from typing import Optional
 
 from . import results
 
-TASKS = ("cnn", "resnet50", "rnn")  # SPEC.md's order, the seed table's column order
+TASKS = ("cnn", "resnet50", "rnn")  # SPEC.md's order, DeepLearningFrameworks' column order
 # keys that say where things are or how data was fetched, not what was measured; and `seed`:
 # runs that differ only in it are repeats (`-m seed=0,1,2`), one cell with their median
 INCIDENTAL = ("seed", "sweep", "redo", "framework.python", "framework.display_name",
@@ -177,8 +177,9 @@ def group(runs, by_host=False):
 
 @dataclass
 class Grid:
-    """Configurations placed in the seed's layout: rows (framework, with a variant when one is
-    needed to tell configurations apart) × tasks × columns (hardware, precision, ...)."""
+    """Configurations placed in DeepLearningFrameworks' layout: rows (framework, with a variant
+    when one is needed to tell configurations apart) × tasks × columns (hardware, precision,
+    ...)."""
 
     runs: list
     by_host: bool = False

@@ -1,12 +1,13 @@
-"""The report's text: the seed's markdown table (framework rows; per task the time with the
-test accuracy beside it, one column per hardware/precision found) and a CSV row per run."""
+"""The report's text: DeepLearningFrameworks' markdown table (framework rows; per task the
+time with the test accuracy beside it, one column per hardware/precision found) and a CSV row
+per run."""
 import csv
 import json
 from pathlib import Path
 
 from .runs import Grid
 
-TITLES = {"cnn": "CNN", "resnet50": "ResNet-50 s/1000 img", "rnn": "RNN"}  # the seed's headers
+TITLES = {"cnn": "CNN", "resnet50": "ResNet-50 s/1000 img", "rnn": "RNN"}  # the 2018 headers
 FAILED, UNSUPPORTED, MISSING = "failed", "—", ""
 
 LEGEND = ("Seconds: CNN and RNN, training (every epoch's loop) with test accuracy after the "
@@ -15,7 +16,7 @@ LEGEND = ("Seconds: CNN and RNN, training (every epoch's loop) with test accurac
 
 
 def number(x):
-    """Three significant figures or so, as the seed's table: 169, 21.3, 7.70."""
+    """Three significant figures or so, as DeepLearningFrameworks' table: 169, 21.3, 7.70."""
     if x is None:
         return ""
     return f"{x:.0f}" if abs(x) >= 100 else f"{x:.1f}" if abs(x) >= 10 else f"{x:.2f}"
@@ -57,8 +58,8 @@ def markdown_table(header, rows):
 
 
 def markdown(grid: Grid, reference=None) -> str:
-    """The seed's layout; with `reference` (bench.reference_2018.Reference), its 2018 figures
-    for the same frameworks beside each task's own columns."""
+    """DeepLearningFrameworks' layout; with `reference` (bench.reference_2018.Reference), its
+    2018 figures for the same frameworks beside each task's own columns."""
     header, getters = ["framework"], []
     for task, columns in grid.columns.items():
         for column in columns:
@@ -73,7 +74,7 @@ def markdown(grid: Grid, reference=None) -> str:
     text = LEGEND + (f" All runs: {shared}." if shared else "") + "\n\n"
     text += markdown_table(header, rows) + "\n"
     if reference:
-        text += ("\n(2018): the seed's published figures, " + reference.hardware
+        text += ("\n(2018): DeepLearningFrameworks' published figures, " + reference.hardware
                  + " — other hardware and software than the columns beside them.\n")
     return text
 
