@@ -141,10 +141,17 @@ class Configuration:
         return [r for r in self.runs if r.status == "failed"]
 
     @property
+    def invalid(self):
+        """Runs that finished with a NaN, inf or diverged loss: no valid measurement."""
+        return [r for r in self.runs if r.status == "invalid"]
+
+    @property
     def status(self):
-        """ok when any run is; else failed when any run is; else unsupported."""
+        """ok when any run is; else invalid, failed when any run is; else unsupported."""
         if self.ok:
             return "ok"
+        if self.invalid:
+            return "invalid"
         return "failed" if self.failed or not self.runs else self.first.status
 
     @property

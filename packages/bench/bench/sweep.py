@@ -13,7 +13,7 @@ from pathlib import Path
 from hydra.experimental.callback import Callback
 from omegaconf import OmegaConf
 
-from . import conf_dir, results, runs, tables
+from . import conf_dir, results, rundirs, runs, tables
 
 # top-level keys that steer the sweep but are not part of a job's identity
 SWEEP_KEYS = ("redo", "sweep")
@@ -21,6 +21,7 @@ DONE = ("ok", "unsupported")  # statuses a re-run keeps; `failed` is retried
 MAX_NAME = 120
 
 last_statuses = None  # the statuses of the sweep that ended last in this process
+current_dir = None  # the directory of the sweep this process launched, once it started
 
 
 def _key(override: str) -> str:
@@ -123,7 +124,19 @@ def summarise(sweep_dir: Path):
 class SweepSummary(Callback):
     """Registered in conf/config.yaml (hydra.callbacks). At the end of a multirun it reads the
     result files in the sweep directory, so it works whether the jobs ran in this process
-    (basic launcher) or elsewhere (submitit)."""
+    (basic launcher) or elsewhere (submitit). It holds the sweep directory's lock while the
+    sweep runs: two sweeps into one directory would run and overwrite the same jobs."""
+
+    def __init__(self):
+        self.lock = None
+
+    def on_multirun_start(self, config, **kwargs):
+        global current_dir
+        current_dir = Path(str(config.hydra.sweep.dir)).absolute()
+        self.lock = rundirs.SweepLock(current_dir)
+        self.lock.acquire()
 
     def on_multirun_end(self, config, **kwargs):
         summarise(Path(str(config.hydra.sweep.dir)))
+        if self.lock is not None:
+            self.lock.release()

@@ -1,0 +1,183 @@
+"""Results you can trust, through `python -m bench` in subprocesses: the README's commands as
+written (relative paths), no two runs sharing a directory, SIGTERM and SIGKILL of the
+orchestrator, runs whose loss became NaN or diverged, orchestrator errors, sizes checked
+before a worker starts, sweep job directory names."""
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+from datetime import datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+FAST = ["framework=fake", "preset=smoke"]
+
+
+def strict_json(path):
+    """A result file as strict JSON: a bare NaN or Infinity is an error."""
+    def refuse(name):
+        raise ValueError(f"{path}: {name} is not JSON")
+
+    return json.loads(Path(path).read_text(), parse_constant=refuse)
+
+
+def start(args, env, cwd):
+    return subprocess.Popen([sys.executable, "-m", "bench", *args], cwd=cwd, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+
+def read_until(proc, marker, lines, limit_s=120):
+    """Read proc's output into lines until a line holds marker (or the output ends)."""
+    timer = threading.Timer(limit_s, proc.kill)
+    timer.start()
+    try:
+        for line in proc.stdout:
+            lines.append(line)
+            if marker in line:
+                return True
+        return False
+    finally:
+        timer.cancel()
+
+
+def children(pid):
+    path = Path(f"/proc/{pid}/task/{pid}/children")
+    return [int(p) for p in path.read_text().split()] if path.exists() else []
+
+
+def gone(pid, within_s=10.0):
+    """True once pid has exited (a zombie counts: it runs no more) within within_s."""
+    deadline = time.monotonic() + within_s
+    while time.monotonic() < deadline:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (FileNotFoundError, ProcessLookupError):
+            return True
+        if state in ("Z", "X"):
+            return True
+        time.sleep(0.1)
+    return False
+
+
+# 3: the README's verify command, without --out: a relative default directory
+def test_verify_as_the_readme_writes_it_hands_the_worker_absolute_paths(bench_env, tmp_path):
+    proc = subprocess.run([sys.executable, "-m", "bench", "verify", "--frameworks", "fake",
+                           "--tasks", "cnn", "--steps", "0"], cwd=tmp_path, env=bench_env,
+                          capture_output=True, text=True, timeout=300)
+    output = proc.stdout + proc.stderr
+    (report,) = (tmp_path / "results" / "verify").glob("*/verify.json")
+    (check,) = json.loads(report.read_text())
+    # the worker found its run.json and the neutral weights, and got as far as the fake
+    # framework, which has no weight loading (the real frameworks' sessions run verify fully)
+    assert "No such file" not in output and "FileNotFoundError" not in output, output
+    assert "load_weights" in check["detail"], check
+
+
+# 4: no two runs share a directory
+def test_runs_started_in_the_same_second_get_their_own_directories(bench_env, tmp_path):
+    runs = tmp_path / "results" / "runs"
+    runs.mkdir(parents=True)
+    now = datetime.now()
+    for second in range(90):  # another run in every second of the next minute and a half
+        stamp = (now + timedelta(seconds=second)).strftime("%Y-%m-%d_%H-%M-%S")
+        taken = runs / f"{stamp}_cnn_fake_cpu_fp32_smoke"
+        taken.mkdir()
+        (taken / "run.json").write_text("{}")
+    procs = [start([*FAST, "task=cnn", f"seed={seed}"], bench_env, tmp_path) for seed in (1, 2)]
+    outputs = [p.communicate(timeout=300)[0] for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], outputs
+    paths = [Path(re.search(r"^result: (.+)$", out, re.M).group(1)) for out in outputs]
+    assert paths[0].parent != paths[1].parent
+    for seed, path in zip((1, 2), paths):
+        assert re.search(r"_smoke-[23]$", path.parent.name), path  # next to a taken name
+        assert strict_json(path)["config"]["seed"] == seed
+        assert json.loads((path.parent / "run.json").read_text())["seed"] == seed
+
+
+def test_a_second_sweep_into_the_same_directory_waits_for_the_first(bench_env, tmp_path):
+    first = start(["-m", *FAST, "task=cnn", "framework.options.fault=hang", "sweep=shared",
+                   "preset.timeout_s=120"], bench_env, tmp_path)
+    lines = []
+    assert read_until(first, "fake: hanging", lines), "".join(lines)
+    second = start(["-m", *FAST, "task=rnn", "sweep=shared"], bench_env, tmp_path)
+    waiting = []
+    assert read_until(second, "is being written by pid", waiting), "".join(waiting)
+    assert f"pid {first.pid}" in "".join(waiting)
+    assert not (tmp_path / "results" / "sweeps" / "shared" /
+                "framework=fake,preset=smoke,task=rnn").exists()  # it waited
+    first.send_signal(signal.SIGTERM)
+    first.communicate(timeout=60)
+    rest = second.communicate(timeout=300)[0]
+    assert "fake rnn cpu fp32 preset=smoke: train" in rest, "".join(waiting) + rest
+    # the sweep directory's status: the first sweep's job, cut by SIGTERM, is failed
+    assert second.returncode == 1, "".join(waiting) + rest
+    cut = strict_json(tmp_path / "results" / "sweeps" / "shared" /
+                      "framework.options.fault=hang,framework=fake,preset.timeout_s=120,"
+                      "preset=smoke,task=cnn" / "result.json")
+    assert cut["error"] == "interrupted (SIGTERM); the worker was killed"
+
+
+# 6: SIGTERM like Ctrl-C; a worker dies with its orchestrator
+def test_sigterm_records_the_run_and_kills_the_worker(bench_env, tmp_path):
+    proc = start([*FAST, "task=cnn", "framework.options.fault=hang"], bench_env, tmp_path)
+    lines = []
+    assert read_until(proc, "fake: hanging", lines), "".join(lines)
+    (worker,) = children(proc.pid)
+    proc.send_signal(signal.SIGTERM)
+    output = "".join(lines) + proc.communicate(timeout=60)[0]
+    assert proc.returncode == 143, output
+    assert gone(worker)
+    path = re.search(r"^result: (.+)$", output, re.M).group(1)
+    result = strict_json(path)
+    assert result["status"] == "failed"
+    assert result["error"] == "interrupted (SIGTERM); the worker was killed"
+    assert "interrupted (SIGTERM): finished results are kept" in output
+
+
+def test_sigkill_of_the_orchestrator_takes_the_worker_with_it(bench_env, tmp_path):
+    proc = start([*FAST, "task=cnn", "framework.options.fault=hang"], bench_env, tmp_path)
+    lines = []
+    assert read_until(proc, "fake: hanging", lines), "".join(lines)
+    (worker,) = children(proc.pid)
+    proc.kill()
+    proc.wait(timeout=30)
+    try:
+        assert gone(worker), f"worker {worker} still runs after its orchestrator was killed"
+    finally:
+        if not gone(worker, 0):
+            os.kill(worker, signal.SIGKILL)
+
+
+# 7: a loss that became NaN or diverged is no result
+@pytest.mark.parametrize("task,lr,reason", [
+    ("cnn", "nan", "the training loss became nan in epoch 1"),
+    ("rnn", "1e6", "the training loss diverged"),
+])
+def test_nan_or_diverged_loss_is_invalid(run_bench, task, lr, reason):
+    run = run_bench(*FAST, f"task={task}", f"framework.options.lr={lr}")
+    assert run.returncode == 1, run.output
+    result = strict_json(run.result_paths[0])
+    strict_json(run.result_paths[0].parent / "worker_result.json")
+    assert result["status"] == "invalid"
+    assert result["error"].startswith(reason), result["error"]
+    assert result["stats"] == {}
+    assert ": INVALID - " in run.output
+
+
+def test_invalid_runs_are_flagged_in_the_summary_and_retried(run_bench):
+    args = ["-m", *FAST, "task=cnn", "framework.options.lr=0.5,nan", "sweep=nan"]
+    first = run_bench(*args)
+    assert first.returncode == 1, first.output
+    sweep_dir = first.cwd / "results" / "sweeps" / "nan"
+    summary = (sweep_dir / "summary.md").read_text()
+    assert "| invalid |" in summary.replace(" invalid |", "| invalid |").replace("|| ", "| ")
+    rows = list((sweep_dir / "results.csv").read_text().splitlines())
+    assert sum(",invalid," in row for row in rows) == 1
+    again = run_bench(*args)
+    assert "retrying: the stored result" in again.output and "is invalid" in again.output
+    assert again.output.count("skipped, already ok") == 1
