@@ -58,7 +58,7 @@ def worker_environment(cfg: Config, python=None):
     return env
 
 
-def run_benchmark(cfg: Config, config_dict, run_dir: Path):
+def run_benchmark(cfg: Config, config_dict, run_dir: Path, overrides=None):
     """Check, prepare, run the worker, and write result.json; returns the result.
 
     Whatever goes wrong here (a bad value, an unwritable directory, a full disk, a bug), the
@@ -68,6 +68,8 @@ def run_benchmark(cfg: Config, config_dict, run_dir: Path):
               "orchestrator": {"python": sys.version.split()[0],
                                "executable": sys.executable,
                                "platform": platform.platform()}}
+    if overrides is not None:
+        result["overrides"] = overrides
     try:
         return _run(cfg, run_dir, result)
     except BenchError as exc:

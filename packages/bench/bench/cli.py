@@ -30,7 +30,8 @@ def _job(cfg: DictConfig) -> str:
             print(f"result: {run_dir / 'result.json'}", flush=True)
             _statuses.append(result["status"])
             return result["status"]
-    result = app.run_benchmark(OmegaConf.to_object(cfg), config, run_dir)
+    overrides = list(hydra_cfg.overrides.task)  # in full: a job's directory name may be cut
+    result = app.run_benchmark(OmegaConf.to_object(cfg), config, run_dir, overrides)
     _statuses.append(result["status"])
     return result["status"]
 

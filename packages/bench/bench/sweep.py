@@ -41,18 +41,30 @@ def check_command_line(argv) -> None:
             check_name(arg.split("=", 1)[1])
 
 
+def bounded_name(name: str) -> str:
+    """name as one safe directory name: no path separators, quotes or spaces, at most MAX_NAME
+    characters; a name that had to change gets a hash of the original, keeping two different
+    names apart."""
+    safe = re.sub(r"[^\w.,=+:@%-]", "-", name)
+    if safe != name or len(safe) > MAX_NAME:
+        safe = f"{safe[:MAX_NAME - 11]}-{hashlib.sha1(name.encode()).hexdigest()[:10]}"
+    return safe
+
+
 def sweep_name(sweep, overrides) -> str:
     """The sweep's directory name: `sweep` itself, else the sorted command-line overrides."""
     if sweep:
         check_name(sweep)
         return str(sweep)
     kept = sorted(str(o) for o in overrides if _key(str(o)) not in SWEEP_KEYS)
-    name = "_".join(kept) or "defaults"
-    safe = re.sub(r"[^\w.,=+:@%-]", "-", name)  # no path separators, quotes or spaces
-    if safe != name or len(safe) > MAX_NAME:
-        # keep it readable, and keep two different command lines apart
-        safe = f"{safe[:MAX_NAME - 11]}-{hashlib.sha1(name.encode()).hexdigest()[:10]}"
-    return safe
+    return bounded_name("_".join(kept) or "defaults")
+
+
+def job_name(override_dirname) -> str:
+    """A job's directory inside the sweep: Hydra's override_dirname, made safe and bounded (a
+    value holding `/..` would otherwise write outside the sweep; a dozen overrides, a name too
+    long for the file system). The result keeps the full overrides."""
+    return bounded_name(str(override_dirname) or "defaults")
 
 
 def group_options(group: str) -> str:
@@ -66,6 +78,7 @@ def group_options(group: str) -> str:
 # whose own hydra.overrides.task holds only its single values, gets the sweep's directory.
 OmegaConf.register_new_resolver("bench_sweep_name", sweep_name, use_cache=True, replace=True)
 OmegaConf.register_new_resolver("bench_options", group_options, replace=True)
+OmegaConf.register_new_resolver("bench_job_name", job_name, replace=True)
 
 
 def comparable(config):

@@ -181,3 +181,77 @@ def test_invalid_runs_are_flagged_in_the_summary_and_retried(run_bench):
     again = run_bench(*args)
     assert "retrying: the stored result" in again.output and "is invalid" in again.output
     assert again.output.count("skipped, already ok") == 1
+
+
+# 5: an orchestrator error is a failed result, and the sweep still ends with its summary
+def test_orchestrator_error_in_a_sweep_is_a_failed_result_and_the_summary_is_written(
+        run_bench, tmp_path):
+    not_a_dir = tmp_path / "a-file"
+    not_a_dir.write_text("")
+    good = tmp_path / "cache"
+    run = run_bench("-m", *FAST, "task=cnn", f"data.cache_dir={not_a_dir},{good}",
+                    "sweep=errors")
+    assert run.returncode == 1, run.output
+    assert "Traceback" not in run.output, run.output
+    results = [strict_json(p) for p in run.result_paths]
+    assert sorted(r["status"] for r in results) == ["failed", "ok"]
+    (failed,) = [r for r in results if r["status"] == "failed"]
+    assert failed["error"].startswith("orchestrator error: "), failed["error"]
+    assert str(not_a_dir) in failed["error"] and "Traceback" in failed["traceback"]
+    sweep_dir = tmp_path / "results" / "sweeps" / "errors"
+    assert (sweep_dir / "summary.md").is_file() and (sweep_dir / "results.csv").is_file()
+
+
+def test_unwritable_results_directory_is_one_line(run_bench, tmp_path):
+    (tmp_path / "results").write_text("not a directory")
+    run = run_bench(*FAST, "task=cnn")
+    assert run.returncode == 1, run.output
+    assert "Traceback" not in run.output
+    assert re.search(r"^bench: \w+Error: .*results", run.output, re.M), run.output
+
+
+# 8: sizes checked before a worker starts
+@pytest.mark.parametrize("override,message", [
+    ("preset.epochs=0", "preset.epochs=0: must be 1 or more (null keeps the task's value)"),
+    ("preset.train_examples=0", "preset.train_examples=0: must be 1 or more"),
+    ("preset.test_examples=-5", "preset.test_examples=-5: must be 1 or more"),
+    ("task.batch_size=0", "task.batch_size=0: must be 1 or more"),
+    ("task.epochs=-1", "task.epochs=-1: must be 1 or more"),
+    ("preset.timeout_s=0", "preset.timeout_s=0.0: must be more than 0 seconds"),
+    ("preset.train_examples=10", "10 training examples make no complete batch of "
+     "task.batch_size=64: raise preset.train_examples (now 10) or lower task.batch_size"),
+])
+def test_bad_sizes_are_refused_before_a_worker_starts(run_bench, override, message):
+    run = run_bench(*FAST, "task=cnn", override)
+    assert run.returncode == 1, run.output
+    assert "Traceback" not in run.output, run.output
+    result = strict_json(run.result_paths[0])
+    assert result["status"] == "failed" and result["error"].startswith(message)
+    assert not (run.result_paths[0].parent / "run.json").exists()  # no worker started
+
+
+def test_bad_inference_sizes_are_refused(run_bench):
+    run = run_bench(*FAST, "task=resnet50", "preset.inference_batches=0")
+    assert run.returncode == 1, run.output
+    assert run.result["error"].startswith("preset.inference_batches=0: must be 1 or more")
+
+
+# 9: sweep job directories are safe and bounded
+def test_sweep_job_directories_stay_inside_the_sweep_and_are_bounded(run_bench, tmp_path):
+    hostile = "/../../../../escaped"
+    long = [f"+framework.env.BENCH_X{i}={'v' * 30}" for i in range(12)]  # 500 characters
+    run = run_bench("-m", *FAST, "task=cnn", f"task.description={hostile},plain", *long,
+                    "sweep=names")
+    assert run.returncode == 0, run.output
+    sweep_dir = (tmp_path / "results" / "sweeps" / "names").resolve()
+    assert not list(tmp_path.rglob("escaped*"))
+    assert len(run.result_paths) == 2
+    for path in run.result_paths:
+        assert path.resolve().parent.parent == sweep_dir
+        assert len(path.parent.name) <= 120 and "/" not in path.parent.name
+    overrides = [strict_json(p)["overrides"] for p in run.result_paths]
+    assert any(f"task.description={hostile}" in o for o in overrides)
+    assert all(set(long) <= set(o) for o in overrides)  # every override, in full
+    again = run_bench("-m", *FAST, "task=cnn", f"task.description={hostile},plain", *long,
+                      "sweep=names")
+    assert again.output.count("skipped, already ok") == 2, again.output
