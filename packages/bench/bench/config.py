@@ -111,6 +111,7 @@ class DataConfig:
     seed: int = 0
     cache_dir: Optional[str] = None  # default: $BENCH_CACHE_DIR, else ~/.cache/rosetta-bench
     verify: bool = False  # re-hash every prepared file instead of checking size and mtime
+    lock_timeout_s: float = 3600.0  # wait at most this long for another run preparing the same
 
 
 @dataclass

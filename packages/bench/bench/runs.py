@@ -92,8 +92,8 @@ class Run:
 def result_files(paths):
     """Every result.json under the given directories, plus the files given."""
     for path in map(Path, paths):
-        if path.is_dir():
-            yield from sorted(path.rglob("result.json"))
+        if path.is_dir():  # a directory itself named result.json is searched, not read
+            yield from sorted(p for p in path.rglob("result.json") if p.is_file())
         elif path.is_file():
             yield path
         else:
@@ -106,7 +106,7 @@ def collect(paths):
     for path in result_files(paths):
         try:
             runs.append(Run.from_result(path, results.load(path)))
-        except (ValueError, KeyError, TypeError) as exc:
+        except (OSError, ValueError, KeyError, TypeError) as exc:
             print(f"report: skipping {path}: {exc!r}", file=sys.stderr)
     return runs
 

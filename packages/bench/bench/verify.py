@@ -163,6 +163,10 @@ def main(argv):
     unknown = sorted(set(tasks) - set(spec.TASKS))
     if unknown:
         parser.error(f"unknown task(s) {unknown}; known: {', '.join(sorted(spec.TASKS))}")
+    known = capabilities.framework_names()
+    unknown = sorted(set(frameworks) - set(known))
+    if unknown:
+        parser.error(f"unknown framework(s) {unknown}; known: {', '.join(known)}")
     # absolute: the workers start in their own run directories
     out_dir = Path(args.out or f"results/verify/{time.strftime('%Y-%m-%d_%H-%M-%S')}").absolute()
     out_dir.mkdir(parents=True, exist_ok=True)
