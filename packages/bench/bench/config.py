@@ -164,17 +164,20 @@ class Config:
 
 
 def register():
+    """The schemas at the root of the ConfigStore, not in their groups, so that they are not
+    offered as options (`framework=framework_schema`); each option's file names its schema
+    as `- /<name>_schema@_here_`."""
     cs = ConfigStore.instance()
     cs.store(name="base_config", node=Config)
-    for group, name, node in [
-        ("task", "cnn_schema", CnnTask),
-        ("task", "rnn_schema", RnnTask),
-        ("task", "resnet50_schema", Resnet50Task),
-        ("framework", "framework_schema", FrameworkConfig),
-        ("device", "device_schema", DeviceConfig),
-        ("precision", "precision_schema", PrecisionConfig),
-        ("data", "data_schema", DataConfig),
-        ("data", "real_data_schema", RealDataConfig),
-        ("preset", "preset_schema", PresetConfig),
+    for name, node in [
+        ("cnn_schema", CnnTask),
+        ("rnn_schema", RnnTask),
+        ("resnet50_schema", Resnet50Task),
+        ("framework_schema", FrameworkConfig),
+        ("device_schema", DeviceConfig),
+        ("precision_schema", PrecisionConfig),
+        ("data_schema", DataConfig),
+        ("real_data_schema", RealDataConfig),
+        ("preset_schema", PresetConfig),
     ]:
-        cs.store(group=group, name=name, node=node)
+        cs.store(name=name, node=node)

@@ -356,3 +356,12 @@ def test_verify_with_an_unknown_framework_is_one_line(run_bench):
     run = run_bench("verify", "--frameworks", "nope")
     assert run.returncode == 2 and "Traceback" not in run.output, run.output
     assert "unknown framework(s) ['nope']; known: " in run.output
+
+
+def test_schemas_are_not_offered_as_options(run_bench):
+    run = run_bench("framework=nope", "task=cnn")
+    assert run.returncode != 0
+    assert "Available options in 'framework':" in run.output and "\tfake\n" in run.output
+    assert "_schema" not in run.output, run.output
+    run = run_bench("framework=framework_schema")
+    assert run.returncode != 0 and "Could not find 'framework/framework_schema'" in run.output
