@@ -23,6 +23,11 @@ def _job(cfg: DictConfig) -> str:
     hydra_cfg = HydraConfig.get()
     run_dir = Path(hydra_cfg.runtime.output_dir)
     config = OmegaConf.to_container(cfg, resolve=True)
+    if hydra_cfg.mode == RunMode.RUN and not rundirs.first_run_in(run_dir):
+        print(f"bench: {run_dir} already holds another run; a run never reuses a directory "
+              f"(choose another hydra.run.dir)", file=sys.stderr, flush=True)
+        _statuses.append("failed")
+        return "failed"
     if hydra_cfg.mode == RunMode.MULTIRUN:
         _sweep_dir[:] = [Path(hydra_cfg.sweep.dir)]
         result = sweep.finished_result(run_dir, config, cfg.redo)

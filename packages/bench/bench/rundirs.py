@@ -36,6 +36,17 @@ def claim(base) -> str:
 OmegaConf.register_new_resolver("bench_new_dir", claim, use_cache=True, replace=True)
 
 
+def first_run_in(run_dir: Path) -> bool:
+    """Mark run_dir as one run's (an exclusive create of .bench-run); False when another run
+    marked it first (an explicit hydra.run.dir given twice). A sweep's job directories are
+    reused on purpose (resuming) and are not marked."""
+    try:
+        os.close(os.open(Path(run_dir) / ".bench-run", os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+    except FileExistsError:
+        return False
+    return True
+
+
 class SweepLock:
     """An exclusive flock on <sweep dir>/.sweep.lock, held by the process that launches the
     sweep until it ends; a second sweep into the same directory says who holds it and waits."""

@@ -99,6 +99,17 @@ def test_runs_started_in_the_same_second_get_their_own_directories(bench_env, tm
         assert json.loads((path.parent / "run.json").read_text())["seed"] == seed
 
 
+def test_an_explicit_run_directory_is_not_reused(run_bench, tmp_path):
+    first = run_bench(*FAST, "task=cnn", "hydra.run.dir=mine")
+    assert first.returncode == 0, first.output
+    stamp = (tmp_path / "mine" / "result.json").stat().st_mtime_ns
+    second = run_bench(*FAST, "task=cnn", "hydra.run.dir=mine", "seed=5")
+    assert second.returncode == 1, second.output
+    assert f"bench: {tmp_path / 'mine'} already holds another run" in second.output
+    assert (tmp_path / "mine" / "result.json").stat().st_mtime_ns == stamp
+    assert strict_json(tmp_path / "mine" / "result.json")["config"]["seed"] == 0
+
+
 def test_a_second_sweep_into_the_same_directory_waits_for_the_first(bench_env, tmp_path):
     first = start(["-m", *FAST, "task=cnn", "framework.options.fault=hang", "sweep=shared",
                    "preset.timeout_s=120"], bench_env, tmp_path)
