@@ -16,6 +16,8 @@ from pathlib import Path
 import pytest
 
 FAST = ["framework=fake", "preset=smoke"]
+linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"),
+                                reason="/proc and the parent-death signal are Linux's")
 
 
 def strict_json(path):
@@ -134,6 +136,7 @@ def test_a_second_sweep_into_the_same_directory_waits_for_the_first(bench_env, t
 
 
 # 6: SIGTERM like Ctrl-C; a worker dies with its orchestrator
+@linux_only
 def test_sigterm_records_the_run_and_kills_the_worker(bench_env, tmp_path):
     proc = start([*FAST, "task=cnn", "framework.options.fault=hang"], bench_env, tmp_path)
     lines = []
@@ -150,6 +153,7 @@ def test_sigterm_records_the_run_and_kills_the_worker(bench_env, tmp_path):
     assert "interrupted (SIGTERM): finished results are kept" in output
 
 
+@linux_only
 def test_sigkill_of_the_orchestrator_takes_the_worker_with_it(bench_env, tmp_path):
     proc = start([*FAST, "task=cnn", "framework.options.fault=hang"], bench_env, tmp_path)
     lines = []
