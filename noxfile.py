@@ -73,11 +73,12 @@ FRAMEWORKS = {
     "chainer": {
         "python": None,
         "package": "packages/chainer",
-        # Chainer 7.8.1 is an sdist whose setup.py imports pkg_resources: its isolated build
-        # needs setuptools<70, which the build constraint gives it (the README's plain install
-        # uses the same file); `import chainer` needs numpy.distutils, i.e. numpy 1.23.
+        # Chainer 7.8.1 is an sdist whose setup.py imports pkg_resources (gone in setuptools
+        # >= 70): it is built in this environment with build_requires, not in an isolated
+        # build (whose setuptools pip >= 25.3 no longer constrains), so any pip works (the
+        # README's plain install does the same); `import chainer` needs numpy.distutils.
+        "build_requires": ["setuptools<70", "wheel"],
         "requires": ["numpy==1.23.5", "setuptools<70", "chainer==7.8.1"],
-        "pip_env": {"PIP_CONSTRAINT": "packages/chainer/build-constraints.txt"},
     },
     "chainer_ideep": {
         # iDeep (Intel's MKL-DNN backend for Chainer) has wheels for Python <= 3.7 only: a
@@ -85,8 +86,8 @@ FRAMEWORKS = {
         "python": find_python("3.7"),
         "needs_python": ("3.7", "ideep4py"),  # skipped, saying why, where no 3.7 exists
         "package": "packages/chainer",
+        "build_requires": ["setuptools<70", "wheel"],
         "requires": ["numpy==1.21.6", "setuptools<70", "chainer==7.8.1", "ideep4py==2.0.0.post3"],
-        "pip_env": {"PIP_CONSTRAINT": "packages/chainer/build-constraints.txt"},
         "worker_only": "import bench_chainer, ideep4py",
         "venv_backend": "venv",  # virtualenv no longer seeds Python 3.7 environments
     },
@@ -118,7 +119,11 @@ def framework_session(name, spec):
         if missing:
             session.skip(missing_python(*needs))
         env = spec.get("pip_env")
-        session.install(*spec["requires"], env=env)
+        if spec.get("build_requires"):  # sdists built here, with these, not in isolation
+            session.install(*spec["build_requires"], env=env)
+            session.install("--no-build-isolation", *spec["requires"], env=env)
+        else:
+            session.install(*spec["requires"], env=env)
         local = [*spec.get("depends", []), spec["package"]]  # editable, beside the runtime
         if spec.get("worker_only"):  # an interpreter the orchestrator (Python >= 3.9) cannot use
             session.install("-e", "shared", *(arg for path in local for arg in ("-e", path)),

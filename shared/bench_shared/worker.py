@@ -18,7 +18,8 @@ import traceback
 
 import numpy as np
 
-from . import batching, contract, progress, reference_train, slots, spec, weights
+from . import (batching, contract, jsonsafe, lifeline, progress, reference_train, slots, spec,
+               weights)
 from .timing import Stopwatch
 
 EXIT_OK, EXIT_FAILED, EXIT_UNSUPPORTED = 0, 1, 3
@@ -177,7 +178,7 @@ def execute(run):
 def write_json_atomic(path, obj):
     tmp = path + ".tmp"
     with open(tmp, "w") as f:
-        json.dump(obj, f, indent=1, sort_keys=True)
+        json.dump(jsonsafe.finite(obj), f, indent=1, sort_keys=True, allow_nan=False)
     os.replace(tmp, path)
 
 
@@ -188,6 +189,7 @@ def main(argv=None):
         return 2
     with open(argv[0]) as f:
         run = json.load(f)
+    lifeline.die_with(run.get("orchestrator_pid"))
     result, code = execute(run)
     write_json_atomic(run["output"], result)
     return code

@@ -3,13 +3,24 @@ import dataclasses
 import os
 import platform
 import sys
+import traceback
 from pathlib import Path
 
 from bench_shared import contract
 
-from . import __version__, capabilities, data, environments, launch, project_dir, results, sysinfo
+from . import (
+    __version__,
+    capabilities,
+    data,
+    environments,
+    launch,
+    project_dir,
+    results,
+    sizes,
+    sysinfo,
+)
 from .config import Config
-from .errors import BenchError
+from .errors import BenchError, Terminated
 
 
 def effective_task(cfg: Config):
@@ -53,40 +64,74 @@ def worker_environment(cfg: Config, python=None):
     return env
 
 
-def run_benchmark(cfg: Config, config_dict, run_dir: Path):
-    """Check, prepare, run the worker, and write result.json; returns the result."""
-    run_dir.mkdir(parents=True, exist_ok=True)
+def run_benchmark(cfg: Config, config_dict, run_dir: Path, overrides=None):
+    """Check, prepare, run the worker, and write result.json; returns the result.
+
+    Whatever goes wrong here (a bad value, an unwritable directory, a full disk, a bug), the
+    run leaves a result.json saying `failed` and why, where the disk allows."""
+    run_dir = Path(run_dir).absolute()
     result = {"config": config_dict, "status": "failed", "bench_version": __version__,
               "orchestrator": {"python": sys.version.split()[0],
                                "executable": sys.executable,
                                "platform": platform.platform()}}
-    env = worker_environment(cfg)
-    result["host"] = sysinfo.host(project_dir(), env)
+    if overrides is not None:
+        result["overrides"] = overrides
     try:
-        capabilities.check(cfg)
-        python, found_by = environments.find_python(cfg.framework)
-        result["worker"] = {"python": python, "found_by": found_by,
-                            "library_path": library_path(cfg, python)}
-        env = worker_environment(cfg, python)
-        prepared = data.prepare(cfg.task, cfg.data, cfg.preset)
-        result["data"] = prepared
+        return _run(cfg, run_dir, result)
     except BenchError as exc:
         result["status"] = exc.status
         result["error"] = str(exc)
-        return _finish(result, run_dir)
+    except KeyboardInterrupt as exc:
+        if "exit_code" not in result:  # interrupted here, not while the worker ran
+            what = "SIGTERM" if isinstance(exc, Terminated) else "Ctrl-C"
+            result.update(status="failed", error=f"interrupted ({what}) before the worker ran")
+        _finish(result, run_dir)
+        raise
+    except Exception as exc:  # an orchestrator bug or an OS error is this run's result
+        result["status"] = "failed"
+        result["error"] = f"orchestrator error: {type(exc).__name__}: {exc}"
+        result["traceback"] = traceback.format_exc()
+    return _finish(result, run_dir)
+
+
+def _run(cfg, run_dir, result):
+    run_dir.mkdir(parents=True, exist_ok=True)
+    env = worker_environment(cfg)
+    result["host"] = sysinfo.host(project_dir(), env)
+    sizes.check(cfg)
+    capabilities.check(cfg)
+    python, found_by = environments.find_python(cfg.framework)
+    result["worker"] = {"python": python, "found_by": found_by,
+                        "library_path": library_path(cfg, python)}
+    env = worker_environment(cfg, python)
+    prepared = data.prepare(cfg.task, cfg.data, cfg.preset)
+    result["data"] = prepared
+    sizes.check_batches(cfg, prepared)
     run = worker_run(cfg, prepared)
     raw = launch.run_worker(python, run, run_dir, cfg.preset.timeout_s, env)
     result.update(raw)
     result["effective_task"] = run["task"]
-    result["stats"] = results.derive(raw, run["task"])
-    _finish(result, run_dir)
+    invalid = results.invalid_reason(raw, run["task"])
+    if invalid is None and raw["status"] == "ok" and raw["exit_code"] != 0:
+        invalid = f"the worker reported ok but exited with status {raw['exit_code']}"
+    if invalid:
+        result["status"], result["error"] = "invalid", invalid
+    result["stats"] = results.derive(result, run["task"])
     if raw.get("interrupted"):
-        raise KeyboardInterrupt
-    return result
+        raise Terminated() if raw["interrupted"] == "SIGTERM" else KeyboardInterrupt()
+    return _finish(result, run_dir)
 
 
 def _finish(result, run_dir):
-    results.write(run_dir / "result.json", result)
+    try:
+        results.write(run_dir / "result.json", result)
+        written = True
+    except OSError as exc:  # a full disk or a lost directory: say so, the run is still over
+        result.setdefault("error", f"result.json could not be written: {exc}")
+        print(f"bench: could not write {run_dir / 'result.json'}: {exc}", file=sys.stderr,
+              flush=True)
+        written = False
     print(results.summary_line(result), flush=True)
-    print(f"result: {run_dir / 'result.json'}", flush=True)
+    if written:
+        print(f"result: {run_dir / 'result.json'}", flush=True)
     return result

@@ -9,7 +9,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from .runs import Grid
-from .tables import FAILED, number, percent, title
+from .tables import number, percent, title
 
 YLABEL = {"train": "training seconds (lower is better)",
           "inference": "seconds per 1,000 images (lower is better)"}
@@ -32,7 +32,8 @@ def task_figure(grid: Grid, task) -> Figure:
             kind = kind or c.first.kind
             x = i + (j - (len(columns) - 1) / 2) * width
             if c.status != "ok":  # no bar: say why, in the column's colour
-                axes.annotate(FAILED if c.status == "failed" else "unsupported", (x, 0),
+                note = c.status if c.status in ("failed", "invalid") else "unsupported"
+                axes.annotate(note, (x, 0),
                               ha="center", va="bottom", fontsize=8, color=f"C{j}",
                               rotation=90)
                 continue

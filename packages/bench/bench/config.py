@@ -121,6 +121,7 @@ class DataConfig:
     seed: int = 0
     cache_dir: Optional[str] = None  # default: $BENCH_CACHE_DIR, else ~/.cache/rosetta-bench
     verify: bool = False  # re-hash every prepared file instead of checking size and mtime
+    lock_timeout_s: float = 3600.0  # wait at most this long for another run preparing the same
 
 
 @dataclass
@@ -191,22 +192,26 @@ def framework_schema(name, declared_options):
 
 
 def register():
+    """The schemas at the root of the ConfigStore, not in their groups, so that they are not
+    offered as options (`framework=framework_schema`); each option's file names its schema
+    as `- /<name>_schema@_here_`, a framework's `- /framework_<framework>_schema@_here_` (made
+    from its own file: its options typed from their defaults)."""
     from . import conf_dir
 
     cs = ConfigStore.instance()
     for path in sorted((conf_dir() / "framework").glob("*.yaml")):
         declared = OmegaConf.to_container(OmegaConf.load(path))
-        cs.store(group="framework", name=f"{path.stem}_schema",
+        cs.store(name=f"framework_{path.stem}_schema",
                  node=framework_schema(path.stem, declared.get("options") or {}))
     cs.store(name="base_config", node=Config)
-    for group, name, node in [
-        ("task", "cnn_schema", CnnTask),
-        ("task", "rnn_schema", RnnTask),
-        ("task", "resnet50_schema", Resnet50Task),
-        ("device", "device_schema", DeviceConfig),
-        ("precision", "precision_schema", PrecisionConfig),
-        ("data", "data_schema", DataConfig),
-        ("data", "real_data_schema", RealDataConfig),
-        ("preset", "preset_schema", PresetConfig),
+    for name, node in [
+        ("cnn_schema", CnnTask),
+        ("rnn_schema", RnnTask),
+        ("resnet50_schema", Resnet50Task),
+        ("device_schema", DeviceConfig),
+        ("precision_schema", PrecisionConfig),
+        ("data_schema", DataConfig),
+        ("real_data_schema", RealDataConfig),
+        ("preset_schema", PresetConfig),
     ]:
-        cs.store(group=group, name=name, node=node)
+        cs.store(name=name, node=node)

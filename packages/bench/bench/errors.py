@@ -19,3 +19,11 @@ class EnvironmentNotFound(BenchError):
 
 class DataError(BenchError):
     """A dataset that is missing, corrupt or cannot be prepared."""
+
+
+class ConfigError(BenchError):
+    """A config value the run cannot use (a zero or negative size, ...)."""
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM (kill, Slurm's scancel or time limit): handled like Ctrl-C."""

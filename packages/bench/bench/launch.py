@@ -15,6 +15,7 @@ from pathlib import Path
 
 from bench_shared import progress as events
 
+from .errors import Terminated
 from .progress import ProgressView
 
 TAIL_LINES = 60
@@ -43,9 +44,11 @@ def _kill(proc):
 
 def run_worker(python, run, run_dir: Path, timeout_s, env):
     """Run one worker and return its raw result (with exit_code and output_tail added)."""
+    run_dir = Path(run_dir).absolute()  # the worker starts in run_dir: every path absolute
     run_dir.mkdir(parents=True, exist_ok=True)
     run_file, output = run_dir / "run.json", run_dir / "worker_result.json"
-    run = dict(run, output=str(output))
+    # orchestrator_pid: the worker asks to be killed when this process dies (lifeline.py)
+    run = dict(run, output=str(output), orchestrator_pid=os.getpid())
     run_file.write_text(json.dumps(run, indent=1, sort_keys=True))
     output.unlink(missing_ok=True)
     tail = collections.deque(maxlen=TAIL_LINES)
@@ -65,16 +68,20 @@ def run_worker(python, run, run_dir: Path, timeout_s, env):
         except subprocess.TimeoutExpired:
             _kill(proc)
             reason = f"worker timed out after {timeout_s:g} s and was killed"
-        except KeyboardInterrupt:
+        except KeyboardInterrupt as exc:
             _kill(proc)
-            reason = "interrupted (Ctrl-C); the worker was killed"
+            interrupted = "SIGTERM" if isinstance(exc, Terminated) else "Ctrl-C"
+            reason = f"interrupted ({interrupted}); the worker was killed"
         for pump in pumps:
             pump.join(timeout=10)
         view.close()
     code = proc.returncode
     raw = None
     if reason is None and output.is_file():
-        raw = json.loads(output.read_text())
+        try:
+            raw = json.loads(output.read_text())
+        except ValueError as exc:
+            reason = f"the worker's result {output} is not JSON ({exc})"
     if raw is None:
         if reason is None:
             reason = (f"worker died with signal {-code}" if code < 0
@@ -83,5 +90,5 @@ def run_worker(python, run, run_dir: Path, timeout_s, env):
     raw["output_tail"] = list(tail)
     raw["exit_code"] = code
     if reason and reason.startswith("interrupted"):
-        raw["interrupted"] = True
+        raw["interrupted"] = interrupted
     return raw

@@ -1,10 +1,15 @@
 """Derived statistics, the result record and the one-line summary."""
 import json
+import math
 import os
 import statistics
 from pathlib import Path
 
-from bench_shared import spec
+from bench_shared import jsonsafe, spec
+
+# A last-epoch mean loss this many times a uniform guess's (ln of the number of classes) is
+# a diverged run: a healthy one starts near ln(C) and falls.
+DIVERGED = 3.0
 
 
 def _median(values):
@@ -46,6 +51,31 @@ def inference_stats(raw, task):
         "achieved_gflops": images / seconds
         * spec.flops_per_example(task["name"], training=False) / 1e9,
     }
+
+
+def _finite(x):
+    return isinstance(x, (int, float)) and math.isfinite(x)
+
+
+def invalid_reason(raw, task):
+    """Why a run the worker reports `ok` is not a valid measurement (a loss that became NaN or
+    inf or diverged, a non-finite accuracy or output), or None."""
+    if raw.get("status") != "ok":
+        return None
+    if task["kind"] == "train":
+        losses = raw.get("losses") or []
+        for epoch, loss in enumerate(losses, 1):
+            if not _finite(loss):
+                return f"the training loss became {loss} in epoch {epoch}"
+        chance = math.log(spec.TASKS[task["name"]].num_classes)
+        if losses and losses[-1] > DIVERGED * chance:
+            return (f"the training loss diverged: {losses[-1]:.4g} in the last epoch, more "
+                    f"than {DIVERGED:g}x a uniform guess's {chance:.3f}")
+        if not _finite(raw.get("accuracy")):
+            return f"the test accuracy is {raw.get('accuracy')}"
+    elif not (raw.get("features") or {}).get("finite", True):
+        return "the extracted features are not all finite"
+    return None
 
 
 def derive(raw, task):
@@ -104,5 +134,7 @@ def load(path: Path):
 
 def write(path: Path, result):
     tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(result, indent=1, sort_keys=True, default=str))
+    # strict JSON: a NaN or inf is written as a string ("nan"), never as a bare NaN
+    tmp.write_text(json.dumps(jsonsafe.finite(result), indent=1, sort_keys=True, default=str,
+                              allow_nan=False))
     os.replace(tmp, path)

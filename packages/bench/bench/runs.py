@@ -92,8 +92,8 @@ class Run:
 def result_files(paths):
     """Every result.json under the given directories, plus the files given."""
     for path in map(Path, paths):
-        if path.is_dir():
-            yield from sorted(path.rglob("result.json"))
+        if path.is_dir():  # a directory itself named result.json is searched, not read
+            yield from sorted(p for p in path.rglob("result.json") if p.is_file())
         elif path.is_file():
             yield path
         else:
@@ -106,7 +106,7 @@ def collect(paths):
     for path in result_files(paths):
         try:
             runs.append(Run.from_result(path, results.load(path)))
-        except (ValueError, KeyError, TypeError) as exc:
+        except (OSError, ValueError, KeyError, TypeError) as exc:
             print(f"report: skipping {path}: {exc!r}", file=sys.stderr)
     return runs
 
@@ -141,10 +141,17 @@ class Configuration:
         return [r for r in self.runs if r.status == "failed"]
 
     @property
+    def invalid(self):
+        """Runs that finished with a NaN, inf or diverged loss: no valid measurement."""
+        return [r for r in self.runs if r.status == "invalid"]
+
+    @property
     def status(self):
-        """ok when any run is; else failed when any run is; else unsupported."""
+        """ok when any run is; else invalid, failed when any run is; else unsupported."""
         if self.ok:
             return "ok"
+        if self.invalid:
+            return "invalid"
         return "failed" if self.failed or not self.runs else self.first.status
 
     @property

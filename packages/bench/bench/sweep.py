@@ -13,7 +13,7 @@ from pathlib import Path
 from hydra.experimental.callback import Callback
 from omegaconf import OmegaConf
 
-from . import conf_dir, results, runs, tables
+from . import conf_dir, results, rundirs, runs, tables
 
 # top-level keys that steer the sweep but are not part of a job's identity
 SWEEP_KEYS = ("redo", "sweep")
@@ -21,6 +21,7 @@ DONE = ("ok", "unsupported")  # statuses a re-run keeps; `failed` is retried
 MAX_NAME = 120
 
 last_statuses = None  # the statuses of the sweep that ended last in this process
+current_dir = None  # the directory of the sweep this process launched, once it started
 
 
 def _key(override: str) -> str:
@@ -40,18 +41,30 @@ def check_command_line(argv) -> None:
             check_name(arg.split("=", 1)[1])
 
 
+def bounded_name(name: str) -> str:
+    """name as one safe directory name: no path separators, quotes or spaces, at most MAX_NAME
+    characters; a name that had to change gets a hash of the original, keeping two different
+    names apart."""
+    safe = re.sub(r"[^\w.,=+:@%-]", "-", name)
+    if safe != name or len(safe) > MAX_NAME:
+        safe = f"{safe[:MAX_NAME - 11]}-{hashlib.sha1(name.encode()).hexdigest()[:10]}"
+    return safe
+
+
 def sweep_name(sweep, overrides) -> str:
     """The sweep's directory name: `sweep` itself, else the sorted command-line overrides."""
     if sweep:
         check_name(sweep)
         return str(sweep)
     kept = sorted(str(o) for o in overrides if _key(str(o)) not in SWEEP_KEYS)
-    name = "_".join(kept) or "defaults"
-    safe = re.sub(r"[^\w.,=+:@%-]", "-", name)  # no path separators, quotes or spaces
-    if safe != name or len(safe) > MAX_NAME:
-        # keep it readable, and keep two different command lines apart
-        safe = f"{safe[:MAX_NAME - 11]}-{hashlib.sha1(name.encode()).hexdigest()[:10]}"
-    return safe
+    return bounded_name("_".join(kept) or "defaults")
+
+
+def job_name(override_dirname) -> str:
+    """A job's directory inside the sweep: Hydra's override_dirname, made safe and bounded (a
+    value holding `/..` would otherwise write outside the sweep; a dozen overrides, a name too
+    long for the file system). The result keeps the full overrides."""
+    return bounded_name(str(override_dirname) or "defaults")
 
 
 def group_options(group: str) -> str:
@@ -65,6 +78,7 @@ def group_options(group: str) -> str:
 # whose own hydra.overrides.task holds only its single values, gets the sweep's directory.
 OmegaConf.register_new_resolver("bench_sweep_name", sweep_name, use_cache=True, replace=True)
 OmegaConf.register_new_resolver("bench_options", group_options, replace=True)
+OmegaConf.register_new_resolver("bench_job_name", job_name, replace=True)
 
 
 def comparable(config):
@@ -123,7 +137,19 @@ def summarise(sweep_dir: Path):
 class SweepSummary(Callback):
     """Registered in conf/config.yaml (hydra.callbacks). At the end of a multirun it reads the
     result files in the sweep directory, so it works whether the jobs ran in this process
-    (basic launcher) or elsewhere (submitit)."""
+    (basic launcher) or elsewhere (submitit). It holds the sweep directory's lock while the
+    sweep runs: two sweeps into one directory would run and overwrite the same jobs."""
+
+    def __init__(self):
+        self.lock = None
+
+    def on_multirun_start(self, config, **kwargs):
+        global current_dir
+        current_dir = Path(str(config.hydra.sweep.dir)).absolute()
+        self.lock = rundirs.SweepLock(current_dir)
+        self.lock.acquire()
 
     def on_multirun_end(self, config, **kwargs):
         summarise(Path(str(config.hydra.sweep.dir)))
+        if self.lock is not None:
+            self.lock.release()

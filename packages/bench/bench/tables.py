@@ -8,11 +8,12 @@ from pathlib import Path
 from .runs import Grid
 
 TITLES = {"cnn": "CNN", "resnet50": "ResNet-50 s/1000 img", "rnn": "RNN"}  # the 2018 headers
-FAILED, UNSUPPORTED, MISSING = "failed", "—", ""
+FAILED, INVALID, UNSUPPORTED, MISSING = "failed", "invalid", "—", ""
 
 LEGEND = ("Seconds: CNN and RNN, training (every epoch's loop) with test accuracy after the "
           "dot; ResNet-50, seconds per 1,000 images. Repeated runs: median ± half their range "
-          "(n runs). failed: the run failed; —: unsupported; blank: not run.")
+          "(n runs). failed: the run failed; invalid: its loss became NaN/inf or diverged (no "
+          "valid measurement); —: unsupported; blank: not run.")
 
 
 def number(x):
@@ -32,7 +33,7 @@ def cell(configuration):
         return MISSING
     status = configuration.status
     if status != "ok":
-        return FAILED if status == "failed" else UNSUPPORTED
+        return {"failed": FAILED, "invalid": INVALID}.get(status, UNSUPPORTED)
     ok = configuration.ok
     text = number(configuration.seconds)
     if len(ok) > 1:
@@ -41,6 +42,8 @@ def cell(configuration):
         text += f" · {percent(configuration.accuracy)}"
     if configuration.failed:
         text += f" ({len(configuration.failed)} failed)"
+    if configuration.invalid:
+        text += f" ({len(configuration.invalid)} invalid)"
     return text
 
 

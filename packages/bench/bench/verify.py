@@ -109,7 +109,7 @@ def check_one(framework, task, args, refs, out_dir):
     check = Check(framework, task, "pass", param_count=raw["param_count"])
     check.output_error = reference.relative_error(np.load(run_dir / "outputs.npy"), expected)
     problems = []
-    if check.output_error > OUTPUT_TOLERANCE[args.precision]:
+    if not check.output_error <= OUTPUT_TOLERANCE[args.precision]:  # NaN fails too
         problems.append(f"output error {check.output_error:.2e} > "
                         f"{OUTPUT_TOLERANCE[args.precision]:g}")
     if raw["param_count"] != spec.TASKS[task].param_count:
@@ -123,7 +123,7 @@ def check_one(framework, task, args, refs, out_dir):
         losses = np.array(raw["train_losses"])
         check.train_error = float(np.max(np.abs(losses - expected_losses)
                                          / np.abs(expected_losses)))
-        if check.train_error > TRAIN_TOLERANCE[args.precision]:
+        if not check.train_error <= TRAIN_TOLERANCE[args.precision]:  # NaN fails too
             problems.append(f"loss trajectory differs by {check.train_error:.2e} > "
                             f"{TRAIN_TOLERANCE[args.precision]:g}")
     if problems:
@@ -164,7 +164,12 @@ def main(argv):
     unknown = sorted(set(tasks) - set(spec.TASKS))
     if unknown:
         parser.error(f"unknown task(s) {unknown}; known: {', '.join(sorted(spec.TASKS))}")
-    out_dir = Path(args.out or f"results/verify/{time.strftime('%Y-%m-%d_%H-%M-%S')}")
+    known = capabilities.framework_names()
+    unknown = sorted(set(frameworks) - set(known))
+    if unknown:
+        parser.error(f"unknown framework(s) {unknown}; known: {', '.join(known)}")
+    # absolute: the workers start in their own run directories
+    out_dir = Path(args.out or f"results/verify/{time.strftime('%Y-%m-%d_%H-%M-%S')}").absolute()
     out_dir.mkdir(parents=True, exist_ok=True)
     refs = References(out_dir, args.steps)
     checks = []

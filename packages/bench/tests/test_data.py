@@ -90,7 +90,7 @@ def test_concurrent_preparation_builds_once(tmp_path):
     assert counter.value == 1
     assert np.array_equal(np.load(entry / "a.npy"), np.arange(10))
     assert cache.read_manifest(entry)["arrays"]["a"] == {"shape": [10], "dtype": "int64"}
-    assert [p.name for p in tmp_path.iterdir() if p.name.startswith("entry.")] == ["entry.lock"]
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith("entry.")] == []
 
 
 def test_failed_preparation_publishes_nothing(tmp_path):
@@ -104,4 +104,4 @@ def test_failed_preparation_publishes_nothing(tmp_path):
     except RuntimeError:
         pass
     assert not entry.exists()
-    assert [p.name for p in tmp_path.iterdir()] == ["entry.lock"]
+    assert [p.name for p in tmp_path.iterdir()] == []  # no lock file left behind

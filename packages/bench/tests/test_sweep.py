@@ -210,3 +210,11 @@ def test_sweep_names():
     assert long != sweep.sweep_name(None, [f"framework.options.x{i}=1,2" for i in range(31)])
     with pytest.raises(ValueError):
         sweep.sweep_name("a/b", [])
+
+
+def test_job_names_are_safe_and_bounded():
+    assert sweep.job_name("framework=fake,task=cnn") == "framework=fake,task=cnn"
+    hostile = sweep.job_name("task.description=/../../x,task=cnn")
+    assert "/" not in hostile and hostile.startswith("task.description=-..-..-x,task=cnn-")
+    long = sweep.job_name(",".join(f"framework.options.x{i}=1" for i in range(40)))
+    assert len(long) <= sweep.MAX_NAME

@@ -34,7 +34,8 @@ def _images(task, data):
     entry = cache.cache_root(data.cache_dir) / "synthetic" / \
         f"{task.dataset}-{synthetic.VERSION}-seed{data.seed}-{num_images}"
     manifest = cache.prepared(entry, lambda: synthetic.images224(num_images, data.seed),
-                              f"synthetic {task.dataset} (seed {data.seed})", verify=data.verify)
+                              f"synthetic {task.dataset} (seed {data.seed})", verify=data.verify,
+                              lock_timeout_s=data.lock_timeout_s)
     extra = {"inputs": "random"}
     if data.name != "synthetic":
         extra["note"] = (f"data={data.name}: {task.name} has no real dataset; it runs on random "
@@ -60,5 +61,6 @@ def prepare(task, data, preset):
     entry = cache.cache_root(data.cache_dir) / "synthetic" / \
         f"{task.dataset}-{synthetic.VERSION}-seed{data.seed}-{num_train}-{num_test}"
     manifest = cache.prepared(entry, lambda: generator(num_train, num_test, data.seed),
-                              f"synthetic {task.dataset} (seed {data.seed})", verify=data.verify)
+                              f"synthetic {task.dataset} (seed {data.seed})", verify=data.verify,
+                              lock_timeout_s=data.lock_timeout_s)
     return _result(entry, manifest, {"train": num_train, "test": num_test})

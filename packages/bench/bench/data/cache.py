@@ -16,11 +16,15 @@ import hashlib
 import json
 import os
 import shutil
+import socket
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import numpy as np
+
+from ..errors import DataError
 
 MANIFEST = "manifest.json"
 CHUNK = 1 << 20
@@ -40,17 +44,76 @@ def say(message):
     print(message, file=sys.stderr, flush=True)
 
 
+LOCK_TIMEOUT_S = 3600.0  # data.lock_timeout_s: how long a run waits for another's preparation
+POLL_S = 0.2
+
+
+class LockTimeout(DataError):
+    """Another process held a cache lock for longer than the run waits."""
+
+
+def _holder(handle):
+    handle.seek(0)
+    return handle.read().strip() or "another process"
+
+
 @contextlib.contextmanager
-def locked(path: Path):
+def locked(path: Path, timeout_s=LOCK_TIMEOUT_S):
     """An exclusive lock on path (flock on path.lock: works across processes and, on Linux,
-    across NFS clients)."""
+    across NFS clients). A waiter says who holds it and gives up after timeout_s. The holder
+    removes the lock file when it is done; a waiter that then holds a lock on a removed file
+    opens the new one, so no two processes ever both hold the lock."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    with open(str(path) + ".lock", "w") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
+    lock = Path(str(path) + ".lock")
+    deadline = time.monotonic() + timeout_s
+    said = False
+    while True:
+        handle = open(lock, "a+")
         try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
+            while True:
+                try:
+                    fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    if not said:
+                        say(f"waiting for {lock}, held by {_holder(handle)} (preparing the "
+                            f"same data; data.lock_timeout_s={timeout_s:g})")
+                        said = True
+                    if time.monotonic() > deadline:
+                        raise LockTimeout(
+                            f"{lock} is still held by {_holder(handle)} after {timeout_s:g} s "
+                            f"(data.lock_timeout_s); if that process no longer runs, delete "
+                            f"the file") from None
+                    time.sleep(POLL_S)
+            try:
+                current = os.stat(lock).st_ino == os.fstat(handle.fileno()).st_ino
+            except FileNotFoundError:
+                current = False
+        except BaseException:
+            handle.close()
+            raise
+        if current:
+            break
+        handle.close()  # locked a file its holder had removed: take the new one
+    try:
+        handle.seek(0)
+        handle.truncate()
+        handle.write(f"pid {os.getpid()} on {socket.gethostname()} since "
+                     f"{time.strftime('%Y-%m-%d %H:%M:%S')}\n")
+        handle.flush()
+        yield
+    finally:
+        with contextlib.suppress(OSError):
+            lock.unlink()
+        fcntl.flock(handle, fcntl.LOCK_UN)
+        handle.close()
+
+
+def umask_mode(mode=0o777):
+    """mode as a new file or directory gets it under the process's umask."""
+    umask = os.umask(0)
+    os.umask(umask)
+    return mode & ~umask
 
 
 def digests(path: Path, algorithms=("sha256",)):
@@ -109,14 +172,16 @@ def check(entry: Path, manifest, rehash=False):
     return problems
 
 
-def prepared(entry: Path, build, description, meta=None, verify=False):
+def prepared(entry: Path, build, description, meta=None, verify=False,
+             lock_timeout_s=LOCK_TIMEOUT_S):
     """Return entry's manifest, running build() -> {name: array} first if the entry is missing
     or altered. meta: a dict build may fill in (e.g. the download's source); it is added to
-    the manifest. verify: re-hash every file instead of comparing size and mtime."""
+    the manifest. verify: re-hash every file instead of comparing size and mtime.
+    lock_timeout_s: how long to wait for another process preparing the same entry."""
     manifest = read_manifest(entry)
     if manifest is not None and not check(entry, manifest, verify):
         return manifest
-    with locked(entry):
+    with locked(entry, lock_timeout_s):
         manifest = read_manifest(entry)  # another process may have finished meanwhile
         if manifest is not None:
             problems = check(entry, manifest, verify)
@@ -126,6 +191,8 @@ def prepared(entry: Path, build, description, meta=None, verify=False):
                 f"({'; '.join(problems)}): removing it and preparing it again")
             shutil.rmtree(entry)
         tmp = Path(tempfile.mkdtemp(prefix=entry.name + ".", dir=entry.parent))
+        # mkdtemp makes it 0700: a shared cache (cluster users) must be readable by others
+        os.chmod(tmp, umask_mode())
         try:
             arrays = build()
             files = {}

@@ -15,26 +15,16 @@ import numpy as np
 from bench_shared.spec import CNN
 
 from ..errors import DataError
+from . import safe_pickle
 
 FOLDER = "cifar-10-batches-py/"
 SPLITS = {"train": [f"data_batch_{i}" for i in range(1, 6)], "test": ["test_batch"]}
 PIXELS = int(np.prod(CNN.input_shape))
+CHUNK = 1 << 20
 
 
-class _BatchUnpickler(pickle.Unpickler):
-    """Only what a CIFAR batch holds (a dict of bytes, lists and one uint8 array)."""
-
-    ALLOWED = {("numpy.core.multiarray", "_reconstruct"),
-               ("numpy._core.multiarray", "_reconstruct"),
-               ("numpy", "ndarray"), ("numpy", "dtype"),
-               ("_codecs", "encode")}  # bytes in a protocol-2 pickle written by Python 3
-
-    def find_class(self, module, name):
-        if (module, name) not in self.ALLOWED:
-            raise pickle.UnpicklingError(f"unexpected object {module}.{name}")
-        if module == "numpy.core.multiarray" and hasattr(np, "_core"):
-            module = "numpy._core.multiarray"  # numpy 2 renamed it; old pickles use the old name
-        return super().find_class(module, name)
+# Only what a CIFAR batch holds (a dict of bytes, lists and one uint8 array)
+_BatchUnpickler = safe_pickle.ArrayUnpickler
 
 
 def _batch(handle, name):
@@ -73,6 +63,10 @@ def read(path):
             for member in tar:  # one sequential pass over the compressed stream
                 if member.name in wanted and member.isfile():
                     found[member.name] = _batch(tar.extractfile(member), member.name)
+            # on to the gzip trailer, past the tar's end marker: its CRC and length check
+            # every byte (a corrupt or cut archive whose checksum was overridden fails here)
+            while tar.fileobj.read(CHUNK):
+                pass
         missing = sorted(wanted - set(found))
         if missing:
             raise ValueError(f"missing {', '.join(missing)}")

@@ -57,11 +57,11 @@ def verify(path, source):
     return {"size": size, **found}
 
 
-def fetch(source, directory, timeout_s=60.0, attempts=3):
+def fetch(source, directory, timeout_s=60.0, attempts=3, lock_timeout_s=cache.LOCK_TIMEOUT_S):
     """(path, info) of a verified copy of source's archive in directory, downloaded from the
     first of source.urls that delivers it. info: size, checksums, url."""
     final = directory / source.filename
-    with cache.locked(final):
+    with cache.locked(final, lock_timeout_s):
         if final.exists():
             try:
                 return final, dict(verify(final, source), url=None)

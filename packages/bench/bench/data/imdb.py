@@ -1,7 +1,8 @@
 """IMDB exactly as Keras' loader gives it (SPEC.md task `rnn`): reading imdb.npz, preprocessing.
 
 imdb.npz holds pickled object arrays, so it is read here, by the orchestrator, and only after
-its checksum matched; the workers get plain int arrays.
+its checksum matched, by a restricted unpickler that admits numpy arrays and plain lists of
+ints (what the real file holds) and nothing else; the workers get plain int arrays.
 """
 import pickle
 import zipfile
@@ -11,6 +12,7 @@ import numpy as np
 from bench_shared.spec import RNN
 
 from ..errors import DataError
+from . import safe_pickle
 
 KEYS = ("x_train", "y_train", "x_test", "y_test")
 KERAS_SEED = 113  # keras.datasets.imdb.load_data's default seed: the order it hands out
@@ -29,13 +31,33 @@ def preprocess(reviews, seq_len=RNN.seq_len, vocab_size=RNN.vocab_size):
     return out
 
 
+def _read_npy(handle, key):
+    """One .npy: a plain array as numpy reads it, an object array through the restricted
+    unpickler, which must give a 1-d array of lists of ints (the reviews)."""
+    version = np.lib.format.read_magic(handle)
+    header = (np.lib.format.read_array_header_1_0 if version == (1, 0)
+              else np.lib.format.read_array_header_2_0)(handle)
+    shape, fortran_order, dtype = header
+    if not dtype.hasobject:
+        count = int(np.prod(shape))
+        data = np.frombuffer(handle.read(count * dtype.itemsize), dtype=dtype, count=count)
+        return data.reshape(shape[::-1]).T if fortran_order else data.reshape(shape)
+    array = safe_pickle.ArrayUnpickler(handle, encoding="latin1").load()
+    if not (isinstance(array, np.ndarray) and array.shape == shape and array.ndim == 1):
+        raise ValueError(f"{key} is not a list of reviews")
+    for review in array:
+        if not (isinstance(review, list) and all(type(t) is int for t in review)):
+            raise ValueError(f"{key} holds something other than lists of ints")
+    return array
+
+
 def _load(path):
     """The four arrays of an .npz, read as a zip of .npy files (never as a bare pickle)."""
     arrays = {}
     with zipfile.ZipFile(path) as archive:
         for key in KEYS:
             with archive.open(key + ".npy") as handle:
-                arrays[key] = np.lib.format.read_array(handle, allow_pickle=True)
+                arrays[key] = _read_npy(handle, key)
     return arrays
 
 

@@ -23,15 +23,16 @@ def _checksum(source):
     return wanted.get("sha256") or wanted["md5"]
 
 
-def _local(path, source, dataset):
+def _local(path, source, dataset, option):
+    """option: the setting that named path (data.archive or data.<dataset>.archive)."""
     path = Path(path).expanduser()
     if not path.is_file():
-        raise DataError(f"data.archive={path}: no such file (expected {source.filename} "
+        raise DataError(f"{option}={path}: no such file (expected {source.filename} "
                         f"for {dataset})")
     try:
         return path, dict(download.verify(path, source), archive=str(path))
     except download.Mismatch as exc:
-        raise DataError(f"data.archive={path} is not {source.filename} as configured for "
+        raise DataError(f"{option}={path} is not {source.filename} as configured for "
                         f"{dataset} ({exc}); pass the original {source.filename}") from None
 
 
@@ -54,15 +55,16 @@ def prepare(task_name, dataset, data):
     root = cache.cache_root(data.cache_dir)
     entry = root / "real" / f"{dataset}-{PREPARATION}-{checksum[:16]}"
     archive = source.archive or data.archive
+    option = f"data.{dataset}.archive" if source.archive else "data.archive"
     meta = {}
 
     def build():
         if archive:
-            path, info = _local(archive, source, dataset)
+            path, info = _local(archive, source, dataset, option)
         else:
             try:
                 path, info = download.fetch(source, root / "downloads" / checksum[:16],
-                                            data.timeout_s, data.attempts)
+                                            data.timeout_s, data.attempts, data.lock_timeout_s)
             except DataError as exc:
                 raise DataError(str(exc) + _advice(task_name, dataset, source)) from None
         try:
@@ -77,4 +79,5 @@ def prepare(task_name, dataset, data):
         return arrays
 
     description = f"{NAMES[dataset]} ({source.filename}, {checksum})"
-    return entry, cache.prepared(entry, build, description, meta, verify=data.verify)
+    return entry, cache.prepared(entry, build, description, meta, verify=data.verify,
+                                 lock_timeout_s=data.lock_timeout_s)
