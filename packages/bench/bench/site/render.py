@@ -42,31 +42,37 @@ def results_section(table: ResultsTable, count):
         if not tasks or tasks[-1][0] != column.task:
             tasks.append((column.task, []))
         tasks[-1][1].append(column)
+    # per column: the time, and for training tasks the test accuracy (inference has none)
+    width = [2 if c.kind == "train" else 1 for c in table.columns]
     out.append('<tr><th scope="col" rowspan="3" data-sort-index="0">Framework</th>' + "".join(
-        f'<th scope="colgroup" colspan="{2 * len(cols)}">{escape(title(task))}</th>'
-        for task, cols in tasks) + "</tr>")
-    out.append("<tr>" + "".join(f'<th scope="colgroup" colspan="2">{escape(c.label)}</th>'
-                                for c in table.columns) + "</tr>")
-    heads = []
-    for i, c in enumerate(table.columns):
-        heads.append(f'<th scope="col" data-sort-index="{1 + 2 * i}">{escape(c.unit)}</th>'
-                     f'<th scope="col" data-sort-index="{2 + 2 * i}">accuracy %</th>')
+        f'<th scope="colgroup" colspan="{sum(width[table.columns.index(c)] for c in cols)}">'
+        f"{escape(title(task))}</th>" for task, cols in tasks) + "</tr>")
+    out.append("<tr>" + "".join(f'<th scope="colgroup" colspan="{w}">{escape(c.label)}</th>'
+                                for c, w in zip(table.columns, width)) + "</tr>")
+    heads, index = [], 1
+    for c, w in zip(table.columns, width):
+        heads.append(f'<th scope="col" data-sort-index="{index}">{escape(c.unit)}</th>')
+        if w == 2:
+            heads.append(f'<th scope="col" data-sort-index="{index + 1}">accuracy %</th>')
+        index += w
     out.append("<tr>" + "".join(heads) + "</tr></thead><tbody>")
     for row, cells in table.rows:
         tds = [f'<th scope="row" data-sort="{escape(row)}">{escape(row)}</th>']
-        for cell in cells:
+        for cell, w in zip(cells, width):
             if cell.status == "ok":
                 note = _attrs(title=cell.note or None)
                 tds.append(f'<td class="num"{note} data-sort="{cell.seconds!r}">'
                            f"{escape(cell.time_text)}</td>")
-                tds.append(f'<td class="num" data-sort="'
-                           f'{"" if cell.accuracy is None else repr(cell.accuracy)}">'
-                           f"{escape(cell.accuracy_text)}</td>")
+                if w == 2:
+                    tds.append(f'<td class="num" data-sort="'
+                               f'{"" if cell.accuracy is None else repr(cell.accuracy)}">'
+                               f"{escape(cell.accuracy_text)}</td>")
             else:
                 cls = f"status {_status_class(cell.status)}"
                 tds.append(f'<td class="{cls}" data-sort=""{_attrs(title=cell.note or None)}>'
-                           f'<span class="badge">{escape(cell.status)}</span></td>'
-                           f'<td class="{cls}" data-sort=""></td>')
+                           f'<span class="badge">{escape(cell.status)}</span></td>')
+                if w == 2:
+                    tds.append(f'<td class="{cls}" data-sort=""></td>')
         out.append("<tr>" + "".join(tds) + "</tr>")
     out.append("</tbody></table></div></section>")
     return "\n".join(out)
@@ -81,7 +87,8 @@ def chart_images(grid):
     images = []
     for task in grid.columns:
         buffer = io.BytesIO()
-        with rc_context({"svg.fonttype": "none", "svg.hashsalt": task}):
+        # text as paths: the chart looks the same whatever fonts the reader's machine has
+        with rc_context({"svg.fonttype": "path", "svg.hashsalt": task}):
             task_figure(grid, task).savefig(buffer, format="svg")
         images.append((task, "data:image/svg+xml;base64,"
                        + base64.b64encode(buffer.getvalue()).decode("ascii")))
