@@ -23,6 +23,9 @@ from pygments.lexers import PythonLexer
 
 from .. import project_dir
 
+# the checkout this orchestrator runs from (packages/bench/bench/site -> the checkout)
+CHECKOUT = Path(__file__).resolve().parents[4]
+
 SWITCHES_CSV = Path(__file__).with_name("switches.csv")
 TASK_ORDER = ("cnn", "resnet50", "rnn")  # SPEC.md's order
 
@@ -58,12 +61,14 @@ def frameworks(conf: Path):
 
 
 def package_dir(package: str, checkout: Path = None):
-    """The directory of a (dotted) package: the checkout's packages/*/<top>/ first, else where
-    Python's import system would find the top-level package (find_spec of a top-level name
-    does not import it). None when neither has it."""
+    """The directory of a (dotted) package: packages/*/<top>/ of the checkout (default: this
+    orchestrator's, then the project directory's) first, else where Python's import system
+    would find the top-level package (find_spec of a top-level name does not import it). None
+    when none has it."""
     top, *rest = package.split(".")
-    checkout = project_dir() if checkout is None else checkout
-    candidates = sorted((checkout / "packages").glob(f"*/{top}/__init__.py"))
+    roots = [checkout] if checkout is not None else [CHECKOUT, project_dir()]
+    candidates = [p for root in roots
+                  for p in sorted((root / "packages").glob(f"*/{top}/__init__.py"))]
     base = candidates[0].parent if candidates else None
     if base is None:
         spec = importlib.util.find_spec(top)
