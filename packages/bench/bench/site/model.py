@@ -106,7 +106,8 @@ def hosts(runs) -> list:
         host = members[-1].result.get("host") or {}
         gpus = "; ".join(f"{g.get('name')} (driver {g.get('driver')}, {g.get('memory')})"
                          for g in host.get("gpus") or []) or "none"
-        commits = sorted({str((r.result.get("host") or {}).get("git_commit")) for r in members})
+        commits = sorted({(r.result.get("host") or {}).get("git_commit") or "not recorded"
+                          for r in members})
         variables = host.get("environment_variables") or {}
         facts = [("OS", host.get("os") or ""), ("CPU", host.get("cpu") or ""),
                  ("CPUs (usable / all)", f"{host.get('cpu_affinity')} / {host.get('cpu_count')}"),

@@ -140,9 +140,9 @@ def _deviation(check):
 
 def verify_section(tables):
     out = ['<section id="verify" aria-labelledby="verify-h"><h2 id="verify-h">Verify</h2>',
-           "<p>`python -m bench verify`: the largest deviation of each framework from the NumPy "
-           "reference: outputs as max |error| / max |reference|, the training loss trajectory "
-           "as its max relative difference.</p>"]
+           "<p><code>python -m bench verify</code>: the largest deviation of each framework from "
+           "the NumPy reference: outputs as max |error| / max |reference|, the training loss "
+           "trajectory as its max relative difference.</p>"]
     for table in tables:
         out.append(f'<div class="scroll"><table class="verify"><caption>{escape(table.source)}'
                    '</caption><thead><tr><th scope="col">framework</th>'
@@ -158,9 +158,12 @@ def verify_section(tables):
                     continue
                 status = check["status"]
                 cls = "pass" if status == "pass" else f"status {_status_class(status)}"
-                tds.append(f'<td class="{cls}"{_attrs(title=check.get("detail") or None)}>'
+                detail = check.get("detail") or ""
+                short = detail if len(detail) <= 160 else detail[:157] + "..."
+                tds.append(f'<td class="{cls}"{_attrs(title=detail or None)}>'
                            f'<span class="badge">{escape(status)}</span> '
-                           f"{escape(_deviation(check))}</td>")
+                           f"{escape(_deviation(check))}"
+                           + (f'<br><small>{escape(short)}</small>' if short else "") + "</td>")
             out.append(f'<tr><th scope="row">{escape(fw)}</th>' + "".join(tds) + "</tr>")
         out.append("</tbody></table></div>")
     out.append("</section>")
@@ -168,13 +171,24 @@ def verify_section(tables):
 
 
 def _lines(lines):
+    """The lines as block spans; a switch's reason once, under the last of the consecutive
+    lines that apply it."""
     out = []
-    for line in lines:
+    for i, line in enumerate(lines):
         cls = "line switch" if line.switches else "line"
         out.append(f'<span class="{cls}">{line.html}</span>')
+        following = lines[i + 1].switches if i + 1 < len(lines) else []
         out += [f'<span class="why">⚑ {escape(option)}: {escape(reason)}</span>'
-                for option, reason in line.switches]
+                for option, reason in line.switches if (option, reason) not in following]
     return "".join(out)
+
+
+def _trimmed(lines):
+    """Without the blank lines that end a block: the next block starts its own numbering."""
+    end = len(lines)
+    while end > 0 and not lines[end - 1].html.strip():
+        end -= 1
+    return lines[:end]
 
 
 def _switch_tables(view: TaskView, reasons):
@@ -237,10 +251,10 @@ def code_section(views, reasons):
             for source in view.sources:
                 hidden = "" if source.id in shown else " hidden"
                 piece = source.cells.get(index)
-                if piece is None or (not piece[1] and piece[0] is None):
+                if piece is None or (not _trimmed(piece[1]) and piece[0] is None):
                     tds.append(f'<td data-src="{source.id}"{hidden}></td>')
                     continue
-                label, lines = piece
+                label, lines = piece[0], _trimmed(piece[1])
                 head = f'<div class="file">{escape(label)}</div>' if label else ""
                 first = lines[0].number - 1 if lines else 0  # CSS counts the line numbers
                 tds.append(f'<td data-src="{source.id}"{hidden}>{head}<pre class="code" '
