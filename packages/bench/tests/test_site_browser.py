@@ -125,6 +125,9 @@ def test_menus_switch_the_code_and_keep_steps_on_one_line(loaded):
             right.first_selected_option.get_attribute("value")) == ("gluon", "torch")
     heads, _ = _visible_code(section)
     assert "MXNet (Gluon)" in heads[0] and "PyTorch" in heads[1]
+    # whatever is shown fits the window's width (wide code and tables wrap or scroll inside)
+    assert loaded.execute_script("return document.documentElement.scrollWidth <= "
+                                 "document.documentElement.clientWidth")
 
 
 def _framework_order(browser):

@@ -192,7 +192,7 @@ def _trimmed(lines):
 
 
 def _switch_tables(view: TaskView, reasons):
-    out = []
+    out = ['<div class="switch-lists">']
     for fw in view.frameworks:
         values = dict(fw.options, **fw.task_options.get(view.task, {}))
         rows = []
@@ -207,6 +207,7 @@ def _switch_tables(view: TaskView, reasons):
                    '</caption><thead><tr><th scope="col">option</th><th scope="col">value</th>'
                    '<th scope="col">why</th></tr></thead><tbody>' + "".join(rows)
                    + "</tbody></table></div>")
+    out.append("</div>")
     return "\n".join(out)
 
 
@@ -225,7 +226,8 @@ def code_section(views, reasons):
                  for sid in shown}
         out.append(f'<section class="rosetta" id="code-{escape(view.task)}" '
                    f'aria-labelledby="code-{escape(view.task)}-h">'
-                   f'<h3 id="code-{escape(view.task)}-h">{escape(title(view.task))}</h3>'
+                   f'<h3 id="code-{escape(view.task)}-h">{escape(view.task)}: '
+                   f"{escape(view.description)}</h3>"
                    '<form class="pick">')
         for side, sid in zip(("left", "right"), shown + shown[:1] * (2 - len(shown))):
             options = "".join(

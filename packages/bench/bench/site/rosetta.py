@@ -270,6 +270,7 @@ class TaskView:
     sources: list  # [Source]
     frameworks: list  # [Framework] with this task, in menu order
     source_of: dict  # framework name -> Source.id
+    description: str = ""  # conf/task/<task>.yaml's
 
 
 def task_files(fw: Framework, task: str, checkout: Path = None):
@@ -330,7 +331,12 @@ def views(conf: Path, checkout: Path = None):
     fws, table = frameworks(conf), switches()
     tasks = sorted({t for fw in fws for t in fw.tasks},
                    key=lambda t: (TASK_ORDER.index(t) if t in TASK_ORDER else len(TASK_ORDER), t))
-    return [task_view(task, fws, table, checkout) for task in tasks]
+    found = [task_view(task, fws, table, checkout) for task in tasks]
+    for view in found:
+        path = conf / "task" / f"{view.task}.yaml"
+        if path.is_file():
+            view.description = str(OmegaConf.load(path).get("description") or "")
+    return found
 
 
 def escape(text):
