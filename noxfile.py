@@ -103,8 +103,9 @@ def lint(session):
 @nox.session
 def core(session):
     """The orchestrator and the runtime, with the numpy stand-in framework: no framework.
-    With the Slurm extra: a test sweeps with hydra/launcher=submitit_local."""
-    session.install("-e", "shared", "-e", "packages/bench[slurm]", "pytest")
+    With the Slurm extra: a test sweeps with hydra/launcher=submitit_local; with the test
+    extra (selenium), the HTML page is tested in Chromium where it is installed."""
+    session.install("-e", "shared", "-e", "packages/bench[slurm,test]", "pytest")
     session.run("pytest", "--rootdir", ".", "shared/tests", "packages/bench/tests",
                 *session.posargs)
 

@@ -12,7 +12,12 @@ range). Blank: not run; failed; —: unsupported.
   --reference          DeepLearningFrameworks' 2018 figures (K80/P100 GPUs) beside ours, and in
                        full
   --by-host            one column per host, not per kind of hardware
-  --no-charts          skip the PNGs
+  --no-charts          skip the PNGs (and the page's charts)
+  --html OUT           also write the Rosetta page, OUT/index.html: one self-contained file with
+                       the results table (sortable), charts, each host's environment, the
+                       verify results and every framework's code side by side; with no result
+                       files, the code view alone
+  --verify PATH...     verify.json files (or `bench verify` output directories) for the page
 
 Exit status: 0; 1 when the baseline comparison flags something; 2 a bad command line or no
 result files.
@@ -32,7 +37,7 @@ class _Parser(argparse.ArgumentParser):
 
 def parser():
     p = _Parser(prog="python -m bench report", add_help=False)
-    p.add_argument("paths", nargs="+")
+    p.add_argument("paths", nargs="*")
     p.add_argument("--out")
     p.add_argument("--baseline", nargs="+", action="extend", default=[])
     p.add_argument("--slower", type=float, default=0.10)
@@ -40,6 +45,8 @@ def parser():
     p.add_argument("--reference", action="store_true")
     p.add_argument("--by-host", action="store_true")
     p.add_argument("--no-charts", action="store_true")
+    p.add_argument("--html")
+    p.add_argument("--verify", nargs="+", action="extend", default=[])
     return p
 
 
@@ -65,13 +72,31 @@ def build(args):
     return text, grid, flagged
 
 
+def html_page(args, grid):
+    """OUT/index.html; returns its path."""
+    from . import site  # pygments: only for the page
+
+    path = site.write(Path(args.html), site.build(grid, args.verify, charts=not args.no_charts))
+    print(f"report: {path} ({path.stat().st_size / 1024:.0f} KiB)")
+    return path
+
+
 def main(argv):
     if not argv or any(a in ("-h", "--help") for a in argv):
         print(__doc__.strip())
         return 0 if argv else 2
     try:
         args = parser().parse_args(argv)
+        if args.verify and not args.html:
+            raise ValueError("--verify goes with --html (the page shows the verify results)")
+        if not args.paths:
+            if not args.html:
+                raise ValueError("no result files or directories given")
+            html_page(args, None)  # the code view alone
+            return 0
         text, grid, flagged = build(args)
+        if args.html:
+            html_page(args, grid)
     except (ValueError, FileNotFoundError) as exc:
         print(f"report: {exc}", file=sys.stderr)
         return 2

@@ -1,0 +1,106 @@
+"""Fixture results for the HTML page's tests, and a reader of the page's tables (the standard
+library's HTML parser: what a reader without JavaScript gets)."""
+import dataclasses
+import json
+from html.parser import HTMLParser
+from pathlib import Path
+
+from bench import verify
+
+XEON = "Intel(R) Xeon(R) Gold 6148 CPU @ 2.40GHz"
+CPU_COLUMN = "Intel Xeon Gold 6148, 8 CPUs fp32"
+DISPLAY = {"torch": "PyTorch", "tensorflow": "TensorFlow", "gluon": "MXNet (Gluon)"}
+
+# (framework, task, seconds, accuracy, status): known figures and every kind of cell
+RESULTS = [
+    ("torch", "cnn", 50.0, 0.780, "ok"),
+    ("torch", "cnn", 54.0, 0.770, "ok"),  # repeats: median 51, half the range 2
+    ("torch", "cnn", 51.0, 0.776, "ok"),
+    ("torch", "rnn", 16.0, 0.855, "ok"),
+    ("torch", "resnet50", 1.9, None, "ok"),
+    ("tensorflow", "cnn", 57.0, 0.771, "ok"),
+    ("tensorflow", "rnn", None, None, "failed"),
+    ("tensorflow", "resnet50", None, None, "invalid"),  # a status the page names as it is
+    ("gluon", "cnn", 43.0, 0.700, "ok"),
+    ("gluon", "rnn", None, None, "unsupported"),
+    # gluon resnet50: not run
+]
+
+
+def make_result(framework, task, seconds, accuracy, status, seed=0, hostname="node1"):
+    kind = "inference" if task == "resnet50" else "train"
+    stats = {}
+    if status == "ok":
+        stats = ({"train_seconds": seconds} if kind == "train"
+                 else {"seconds_per_1000_images": seconds})
+    return {
+        "status": status,
+        "config": {"task": {"name": task, "kind": kind, "batch_size": 64},
+                   "framework": {"name": framework, "display_name": DISPLAY[framework],
+                                 "options": {"threads": 0}},
+                   "device": {"name": "cpu", "index": 0}, "precision": {"name": "fp32"},
+                   "preset": {"name": "full"}, "data": {"name": "synthetic"}, "seed": seed},
+        "stats": stats,
+        "accuracy": accuracy,
+        "error": "" if status == "ok" else f"{framework} {task}: {status} on purpose",
+        "host": {"hostname": hostname, "os": "Linux-test", "cpu": XEON, "cpu_affinity": 8,
+                 "cpu_count": 40, "memory_bytes": 64 * 2**30, "gpus": [],
+                 "git_commit": "abc123", "environment_variables": {"OMP_NUM_THREADS": "8"}},
+        "framework": {"versions": {framework: "9.9"}, "settings": {"threads": 8}},
+        "python": "3.11.7",
+    }
+
+
+def write_results(directory: Path, specs=RESULTS):
+    for i, spec in enumerate(specs):
+        run_dir = directory / f"job{i}"
+        run_dir.mkdir(parents=True)
+        (run_dir / "result.json").write_text(json.dumps(make_result(*spec, seed=i)))
+    return directory
+
+
+def write_verify(directory: Path):
+    """A verify.json as `bench verify` writes it (its own Check records)."""
+    directory.mkdir(parents=True, exist_ok=True)
+    checks = [verify.Check("torch", "cnn", "pass", 3.5e-07, 2.9e-05, 1250858),
+              verify.Check("torch", "rnn", "FAIL", 2.0e-03, 4.1e-02, 2769866,
+                           "loss trajectory differs"),
+              verify.Check("tensorflow", "cnn", "not installed", detail="no environment")]
+    (directory / "verify.json").write_text(json.dumps([dataclasses.asdict(c) for c in checks]))
+    return directory
+
+
+class Tables(HTMLParser):
+    """Every <table>: its caption and its rows, each a list of (tag, text, attributes)."""
+
+    def __init__(self, html):
+        super().__init__()
+        self.tables, self._cell, self._caption = [], None, None
+        self.feed(html)
+
+    def handle_starttag(self, tag, attrs):
+        if tag == "table":
+            self.tables.append({"caption": "", "rows": [], "attrs": dict(attrs)})
+        elif tag == "tr" and self.tables:
+            self.tables[-1]["rows"].append([])
+        elif tag in ("td", "th") and self.tables:
+            self._cell = [tag, "", dict(attrs)]
+        elif tag == "caption":
+            self._caption = ""
+
+    def handle_endtag(self, tag):
+        if tag in ("td", "th") and self._cell is not None:
+            self.tables[-1]["rows"][-1].append(tuple(self._cell))
+            self._cell = None
+        elif tag == "caption":
+            self.tables[-1]["caption"] = self._caption
+            self._caption = None
+
+    def handle_data(self, data):
+        if self._cell is not None:
+            self._cell[1] += data
+        elif self._caption is not None:
+            self._caption += data
+
+    def find(self, caption_part):
+        return next(t for t in self.tables if caption_part in t["caption"])

@@ -1,0 +1,163 @@
+"""The Rosetta page in a real headless Chromium (Selenium with chromedriver), opened from
+file://: it loads without console errors, the menus change the code shown (and keep the same
+step on the same line), a column's heading sorts the rows, and a screenshot is taken.
+
+Needs `chromium` and `chromium-driver` (Debian: `apt-get install chromium chromium-driver`;
+.ci/run installs them) and selenium (`pip install -e 'packages/bench[test]'`); skipped, saying
+which is missing, without them."""
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+from sitepage import write_results, write_verify
+
+CHROMIUM = next(filter(None, map(shutil.which, ("chromium", "chromium-browser",
+                                                "google-chrome"))), None)
+DRIVER = shutil.which("chromedriver")
+try:
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import Select
+except ImportError:  # the test extra is not installed
+    webdriver = None
+
+pytestmark = [
+    pytest.mark.skipif(webdriver is None, reason="selenium is not installed: "
+                       "pip install -e 'packages/bench[test]'"),
+    pytest.mark.skipif(CHROMIUM is None or DRIVER is None,
+                       reason="no Chromium and chromedriver on PATH: "
+                       "apt-get install chromium chromium-driver"),
+]
+
+
+@pytest.fixture(scope="module")
+def page(tmp_path_factory):
+    """The page `python -m bench report ... --html` writes from fixture results and a verify
+    file, with the orchestrator's own conf/ and checkout."""
+    tmp = tmp_path_factory.mktemp("page")
+    out = tmp / "site"
+    proc = subprocess.run([sys.executable, "-m", "bench", "report",
+                           str(write_results(tmp / "results")), "--html", str(out),
+                           "--verify", str(write_verify(tmp / "verify")), "--out",
+                           str(tmp / "md")], capture_output=True, text=True, timeout=300,
+                          cwd=tmp, env={k: v for k, v in os.environ.items()
+                                        if not k.startswith("BENCH_")})
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return out / "index.html"
+
+
+@pytest.fixture(scope="module")
+def browser():
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                "--window-size=1400,1000"):
+        options.add_argument(arg)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    driver = webdriver.Chrome(service=Service(DRIVER), options=options)
+    yield driver
+    driver.quit()
+
+
+@pytest.fixture
+def loaded(browser, page):
+    browser.get(page.as_uri())
+    return browser
+
+
+def test_page_loads_without_console_errors(loaded):
+    assert loaded.title == "Rosetta Bench"
+    problems = [e for e in loaded.get_log("browser") if e["level"] in ("SEVERE", "WARNING")]
+    assert problems == []
+    # the script ran: the sortable headings became buttons
+    assert loaded.find_elements(By.CSS_SELECTOR, "table.results thead th button")
+
+
+def _visible_code(section):
+    cells = [c for c in section.find_elements(By.CSS_SELECTOR, "table.rosetta-code td")
+             if c.is_displayed()]
+    heads = [h.text for h in section.find_elements(By.CSS_SELECTOR, "table.rosetta-code th")
+             if h.is_displayed()]
+    return heads, cells
+
+
+def _definition_line(cell_row, name):
+    """The displayed `def name` lines of a row, one per visible column."""
+    return [line for line in cell_row.find_elements(By.CSS_SELECTOR, "span.line")
+            if line.is_displayed() and line.text.lstrip("0123456789 ").startswith(
+                f"def {name}")]
+
+
+def test_menus_switch_the_code_and_keep_steps_on_one_line(loaded):
+    section = loaded.find_element(By.ID, "code-cnn")
+    left, right = (Select(s) for s in section.find_elements(By.CSS_SELECTOR, "select"))
+    left.select_by_value("torch")
+    right.select_by_value("tensorflow")
+    heads, cells = _visible_code(section)
+    assert len(heads) == 2 and "PyTorch" in heads[0] and "TensorFlow" in heads[1]
+    shown = "\n".join(c.text for c in cells)
+    assert "nn.Sequential" in shown and "GradientTape" in shown
+    assert "HybridSequential" not in shown
+    row = section.find_element(By.CSS_SELECTOR, 'tr[data-key="build_model"]')
+    lines = _definition_line(row, "build_model")
+    assert len(lines) == 2 and lines[0].location["y"] == lines[1].location["y"]
+    assert lines[0].location["x"] < lines[1].location["x"]  # PyTorch on the left
+
+    right.select_by_value("gluon")
+    heads, cells = _visible_code(section)
+    shown = "\n".join(c.text for c in cells)
+    assert "MXNet (Gluon)" in heads[1] and "HybridSequential" in shown
+    assert "GradientTape" not in shown
+    # a switch line of each framework is marked with its reason
+    reasons = [w.text for w in section.find_elements(By.CSS_SELECTOR, ".why")
+               if w.is_displayed()]
+    assert any(r.startswith("⚑ channels_last:") for r in reasons)
+    assert any(r.startswith("⚑ hybridize:") for r in reasons)
+    switches = [s.get_attribute("data-fw") for s in
+                section.find_elements(By.CSS_SELECTOR, ".switches") if s.is_displayed()]
+    assert sorted(switches) == ["gluon", "torch"]
+
+    left.select_by_value("gluon")  # the other side's framework: the two swap
+    assert (left.first_selected_option.get_attribute("value"),
+            right.first_selected_option.get_attribute("value")) == ("gluon", "torch")
+    heads, _ = _visible_code(section)
+    assert "MXNet (Gluon)" in heads[0] and "PyTorch" in heads[1]
+    # whatever is shown fits the window's width (wide code and tables wrap or scroll inside)
+    assert loaded.execute_script("return document.documentElement.scrollWidth <= "
+                                 "document.documentElement.clientWidth")
+
+
+def _framework_order(browser):
+    return [r.find_element(By.CSS_SELECTOR, "th").text
+            for r in browser.find_elements(By.CSS_SELECTOR, "table.results tbody tr")]
+
+
+def test_sorting_a_column_reorders_the_rows(loaded):
+    assert _framework_order(loaded) == ["MXNet (Gluon)", "PyTorch", "TensorFlow"]
+    heading = loaded.find_element(By.CSS_SELECTOR,
+                                  'table.results th[data-sort-index="1"] button')  # CNN time
+    heading.click()  # TensorFlow 57, PyTorch 51, MXNet 43: ascending
+    assert _framework_order(loaded) == ["MXNet (Gluon)", "PyTorch", "TensorFlow"]
+    heading.click()
+    assert _framework_order(loaded) == ["TensorFlow", "PyTorch", "MXNet (Gluon)"]
+    th = loaded.find_element(By.CSS_SELECTOR, 'table.results th[data-sort-index="1"]')
+    assert th.get_attribute("aria-sort") == "descending"
+    # RNN accuracy: only PyTorch has one; failed and unsupported stay below either way
+    rnn_accuracy = loaded.find_elements(By.CSS_SELECTOR, "table.results thead tr")[2] \
+        .find_elements(By.TAG_NAME, "th")[-1]
+    rnn_accuracy.find_element(By.TAG_NAME, "button").click()
+    assert _framework_order(loaded)[0] == "PyTorch"
+    rnn_accuracy.find_element(By.TAG_NAME, "button").click()
+    assert _framework_order(loaded)[0] == "PyTorch"
+
+
+def test_screenshot(loaded, tmp_path):
+    path = tmp_path / "rosetta-page.png"
+    assert loaded.save_screenshot(str(path))
+    data = path.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 10_000
+    loaded.execute_script("document.getElementById('code-rnn').scrollIntoView()")
+    assert loaded.save_screenshot(str(tmp_path / "rosetta-code-rnn.png"))
