@@ -14,9 +14,6 @@ import subprocess
 import nox
 
 nox.options.download_python = "never"  # interpreters come from the machine (PATH, pyenv)
-nox.options.sessions = ["lint", "core", "torch", "tensorflow", "keras", "mxnet", "chainer_ideep",
-                        "chainer", "cntk", "cntk_e2e"]
-
 RUNTIME = ["-e", "shared", "-e", "packages/bench"]
 
 
@@ -41,9 +38,21 @@ def missing_python(version, why):
 
 
 # The framework table: adding a framework adds one entry here (plus packages/<fw>/ and
-# conf/framework/<fw>.yaml). "requires" is installed first so that pip keeps those pins.
+# conf/framework/<fw>.yaml); its session, its place in the default run and its tests follow.
+#   frameworks  the conf/framework/ names this environment serves: the shared conformance
+#               suite (shared/tests/test_conformance.py) runs for them here
+#   python      an interpreter (None: the one running nox); needs_python: skip, saying why,
+#               where none is found
+#   requires    installed first, so that pip keeps those pins (build_requires: installed before
+#               them, for sdists built without isolation); pip: a pinned pip for old Pythons
+#   worker_only the interpreter cannot run the orchestrator (Python < 3.9): only the
+#               worker-side tests run there; e2e names tests run from a session `<name>_e2e`
+#               in the orchestrator's interpreter, which discovers this environment
+#   install_step  a command run in the environment after installing (part of --install-only)
+#   test_env    environment of the tests; "{venv}" is the environment's directory
 FRAMEWORKS = {
     "torch": {
+        "frameworks": ["torch"],
         "python": None,  # the interpreter running nox
         "package": "packages/torch",
         # the CPU build: a plain `torch` from PyPI is a multi-GB CUDA build on Linux;
@@ -51,12 +60,14 @@ FRAMEWORKS = {
         "requires": [os.environ.get("BENCH_TORCH_REQUIREMENT", "torch==2.13.0")],
     },
     "tensorflow": {
+        "frameworks": ["tensorflow"],
         "python": None,
         "package": "packages/tensorflow",
         # the CPU build here; BENCH_TENSORFLOW_REQUIREMENT="tensorflow[and-cuda]" for GPUs
         "requires": [os.environ.get("BENCH_TENSORFLOW_REQUIREMENT", "tensorflow-cpu==2.21.0")],
     },
     "keras": {
+        "frameworks": ["keras"],
         "python": None,
         # Keras on TensorFlow reuses bench_tensorflow's runtime set-up and weight conversions
         "package": "packages/keras",
@@ -64,13 +75,28 @@ FRAMEWORKS = {
         "requires": [os.environ.get("BENCH_TENSORFLOW_REQUIREMENT", "tensorflow-cpu==2.21.0")],
     },
     "mxnet": {
+        "frameworks": ["gluon", "mxnet"],
         "python": None,
         # one package, two framework configs (gluon, mxnet); MXNet 1.9.1 is the last release
         # and breaks on numpy >= 1.24. BENCH_MXNET_REQUIREMENT=mxnet-cu112==1.9.1 for GPUs
         "package": "packages/mxnet",
         "requires": ["numpy==1.23.5", os.environ.get("BENCH_MXNET_REQUIREMENT", "mxnet==1.9.1")],
     },
+    "chainer_ideep": {
+        # iDeep (Intel's MKL-DNN backend for Chainer) has wheels for Python <= 3.7 only: a
+        # worker-only environment: the shared suite runs in it, the chainer session's tests
+        # run its workers end to end (framework=chainer_ideep)
+        "frameworks": ["chainer_ideep"],
+        "python": find_python("3.7"),
+        "needs_python": ("3.7", "ideep4py"),  # skipped, saying why, where no 3.7 exists
+        "package": "packages/chainer",
+        "build_requires": ["setuptools<70", "wheel"],
+        "requires": ["numpy==1.21.6", "setuptools<70", "chainer==7.8.1", "ideep4py==2.0.0.post3"],
+        "worker_only": True,
+        "venv_backend": "venv",  # virtualenv no longer seeds Python 3.7 environments
+    },
     "chainer": {
+        "frameworks": ["chainer"],
         "python": None,
         "package": "packages/chainer",
         # Chainer 7.8.1 is an sdist whose setup.py imports pkg_resources (gone in setuptools
@@ -79,17 +105,26 @@ FRAMEWORKS = {
         # README's plain install does the same); `import chainer` needs numpy.distutils.
         "build_requires": ["setuptools<70", "wheel"],
         "requires": ["numpy==1.23.5", "setuptools<70", "chainer==7.8.1"],
-    },
-    "chainer_ideep": {
-        # iDeep (Intel's MKL-DNN backend for Chainer) has wheels for Python <= 3.7 only: a
-        # worker-only environment, tested from the chainer session (framework=chainer_ideep)
-        "python": find_python("3.7"),
-        "needs_python": ("3.7", "ideep4py"),  # skipped, saying why, where no 3.7 exists
-        "package": "packages/chainer",
-        "build_requires": ["setuptools<70", "wheel"],
-        "requires": ["numpy==1.21.6", "setuptools<70", "chainer==7.8.1", "ideep4py==2.0.0.post3"],
-        "worker_only": "import bench_chainer, ideep4py",
-        "venv_backend": "venv",  # virtualenv no longer seeds Python 3.7 environments
+    },    "cntk": {
+        # CNTK 2.7 (2019, its last release) has wheels for CPython <= 3.6 only: built from a
+        # Python 3.6 found on the machine, with the last pip for 3.6; the runtime's own tests
+        # run there too (shared/ proves itself on 3.6); cntk_e2e runs `python -m bench
+        # framework=cntk` from the orchestrator's interpreter
+        "frameworks": ["cntk"],
+        "python": find_python("3.6"),
+        "needs_python": ("3.6", "CNTK 2.7"),
+        "venv_backend": "venv",
+        "pip": "pip==21.3.1",
+        "package": "packages/cntk",
+        "requires": ["numpy==1.19.5", "scipy==1.5.4", "cntk==2.7.post2"],
+        "test_requires": ["pytest<7.1", "pyyaml<6.1"],
+        "worker_only": True,
+        "e2e": "packages/cntk/tests_e2e",
+        # CNTK links OpenMPI 1.10's sonames: symlinks to OpenMPI 4's inside the environment,
+        # where conf/framework/cntk.yaml's library_path ("{prefix}/lib/bench-mpi-shim") looks
+        "install_step": ["python", "-W", "ignore::UserWarning", "-m", "bench_cntk.mpi_shim"],
+        "test_env": {"LD_LIBRARY_PATH": "{venv}/lib/bench-mpi-shim"},
+        "pytest_args": ["-W", "ignore::DeprecationWarning"],  # CNTK's inspect.getargspec
     },
 }
 
@@ -110,6 +145,10 @@ def core(session):
                 *session.posargs)
 
 
+def _editable(paths):
+    return [arg for path in paths for arg in ("-e", path)]
+
+
 def framework_session(name, spec):
     needs = spec.get("needs_python")
     missing = needs is not None and spec["python"] is None
@@ -119,67 +158,61 @@ def framework_session(name, spec):
     def run(session):
         if missing:
             session.skip(missing_python(*needs))
-        env = spec.get("pip_env")
+        if spec.get("pip"):
+            session.install(spec["pip"])
         if spec.get("build_requires"):  # sdists built here, with these, not in isolation
-            session.install(*spec["build_requires"], env=env)
-            session.install("--no-build-isolation", *spec["requires"], env=env)
+            session.install(*spec["build_requires"])
+            session.install("--no-build-isolation", *spec["requires"])
         else:
-            session.install(*spec["requires"], env=env)
+            session.install(*spec["requires"])
         local = [*spec.get("depends", []), spec["package"]]  # editable, beside the runtime
-        if spec.get("worker_only"):  # an interpreter the orchestrator (Python >= 3.9) cannot use
-            session.install("-e", "shared", *(arg for path in local for arg in ("-e", path)),
-                            env=env)
-            session.run("python", "-c", spec["worker_only"])
-            return
-        session.install(*RUNTIME, *(arg for path in local for arg in ("-e", path)), "pytest",
-                        env=env)
-        session.run("pytest", "--rootdir", ".", "shared/tests", f"{spec['package']}/tests",
-                    *session.posargs)
+        runtime = ["-e", "shared"] if spec.get("worker_only") else RUNTIME
+        session.install(*runtime, *_editable(local), *spec.get("test_requires", ["pytest"]))
+        if spec.get("install_step"):
+            session.run_install(*spec["install_step"])
+        env = {key: value.replace("{venv}", session.virtualenv.location)
+               for key, value in spec.get("test_env", {}).items()}
+        if "LD_LIBRARY_PATH" in env and os.environ.get("LD_LIBRARY_PATH"):
+            env["LD_LIBRARY_PATH"] += os.pathsep + os.environ["LD_LIBRARY_PATH"]
+        env["BENCH_TEST_FRAMEWORKS"] = ",".join(spec["frameworks"])
+        session.run("pytest", "--rootdir", ".", *spec.get("pytest_args", []), *tests(spec),
+                    *session.posargs, env=env)
 
     run.__doc__ = f"The {name} package in its own environment: install and test."
     return run
 
 
+def tests(spec):
+    """The runtime's tests (the shared conformance suite among them), then the package's; a
+    worker-only variant of a package that another session tests runs the shared suite only."""
+    tested_elsewhere = any(other["package"] == spec["package"] and not other.get("worker_only")
+                           for other in FRAMEWORKS.values())
+    if spec.get("worker_only") and tested_elsewhere:
+        return ["shared/tests/test_conformance.py"]
+    package_tests = f"{spec['package']}/tests"
+    return ["shared/tests"] + ([package_tests] if os.path.isdir(package_tests) else [])
+
+
+def e2e_session(name, spec):
+    @nox.session(name=f"{name}_e2e")
+    def run(session):
+        if spec.get("needs_python") and spec["python"] is None:
+            session.skip(missing_python(*spec["needs_python"]))
+        session.install(*RUNTIME, "pytest")
+        session.run("pytest", "--rootdir", ".", spec["e2e"], *session.posargs,
+                    env={"BENCH_TEST_FRAMEWORKS": ",".join(spec["frameworks"])})
+
+    run.__doc__ = (f"`python -m bench` from this interpreter with the {name} environment's "
+                   f"workers (it discovers .nox/{name}).")
+    return run
+
+
 for _name, _spec in FRAMEWORKS.items():
     globals()[_name] = framework_session(_name, _spec)
+    if _spec.get("e2e"):
+        globals()[f"{_name}_e2e"] = e2e_session(_name, _spec)
 
-
-# CNTK 2.7 (2019, its last release) has wheels for CPython <= 3.6 only: its environment is built
-# from a Python 3.6 found on the machine, with the last pip for 3.6 and the pins CNTK needs.
-# Its two sessions are outside the framework table: `cntk` builds the 3.6 environment and runs
-# the worker-side tests there (the runtime's own tests included: shared/ proves itself on 3.6);
-# `cntk_e2e` runs `python -m bench framework=cntk` from the orchestrator's interpreter, which
-# discovers .nox/cntk.
-CNTK_REQUIRES = ["numpy==1.19.5", "scipy==1.5.4", "cntk==2.7.post2"]
-
-
-PYTHON36 = find_python("3.6")
-
-
-@nox.session(python=PYTHON36 or False, venv_backend="venv")
-def cntk(session):
-    """CNTK 2.7 in a Python 3.6 environment: install, make the MPI shim, run the worker-side
-    tests (packages/cntk/tests and the runtime's shared/tests) under Python 3.6."""
-    if PYTHON36 is None:
-        session.skip(missing_python("3.6", "CNTK 2.7"))
-    session.install("pip==21.3.1")  # the last pip for Python 3.6
-    session.install(*CNTK_REQUIRES)
-    session.install("-e", "shared", "-e", "packages/cntk", "pytest<7.1")
-    # CNTK links OpenMPI 1.10's sonames: symlinks to OpenMPI 4's inside this environment
-    # (part of the install step: `nox -s cntk --install-only` makes them too)
-    session.run_install("python", "-W", "ignore::UserWarning", "-m", "bench_cntk.mpi_shim")
-    # where the orchestrator looks too: "{prefix}/lib/bench-mpi-shim" in conf/framework/cntk.yaml
-    shim = os.path.join(session.virtualenv.location, "lib", "bench-mpi-shim")
-    library_path = os.pathsep.join(filter(None, [shim, os.environ.get("LD_LIBRARY_PATH")]))
-    session.run("pytest", "--rootdir", ".", "-W", "ignore::DeprecationWarning",
-                "shared/tests", "packages/cntk/tests", *session.posargs,
-                env={"LD_LIBRARY_PATH": library_path})
-
-
-@nox.session
-def cntk_e2e(session):
-    """`python -m bench framework=cntk ...` from this interpreter, discovering .nox/cntk."""
-    if PYTHON36 is None:
-        session.skip(missing_python("3.6", "CNTK 2.7"))
-    session.install(*RUNTIME, "pytest")
-    session.run("pytest", "--rootdir", ".", "packages/cntk/tests_e2e", *session.posargs)
+# the default run (`nox`, what .ci/run runs): lint, core, then every framework's sessions
+nox.options.sessions = ["lint", "core"] + [
+    session for name, spec in FRAMEWORKS.items()
+    for session in [name] + ([f"{name}_e2e"] if spec.get("e2e") else [])]

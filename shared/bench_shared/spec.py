@@ -73,7 +73,8 @@ class RNN(object):
     embedding_dim = 125
     hidden_units = 100
     num_classes = 2
-    # Keras' defaults, the convention of the 2018 benchmark (ilkarman/DeepLearningFrameworks); per gate, so gate reordering cannot change them
+    # Keras' defaults, the 2018 benchmark's convention (ilkarman/DeepLearningFrameworks);
+    # per gate, so gate reordering cannot change them
     embedding_init_range = 0.05  # uniform(-0.05, 0.05), Keras' default
     init = ("embedding uniform(-0.05, 0.05); per gate: input weights glorot-uniform, recurrent "
             "weights orthogonal, both biases zero; dense glorot-uniform, zero bias")

@@ -18,8 +18,17 @@ import traceback
 
 import numpy as np
 
-from . import (batching, contract, jsonsafe, lifeline, progress, reference_train, slots, spec,
-               weights)
+from . import (
+    batching,
+    contract,
+    jsonsafe,
+    lifeline,
+    progress,
+    reference_train,
+    slots,
+    spec,
+    weights,
+)
 from .timing import Stopwatch
 
 EXIT_OK, EXIT_FAILED, EXIT_UNSUPPORTED = 0, 1, 3

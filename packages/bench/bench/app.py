@@ -97,7 +97,7 @@ def run_benchmark(cfg: Config, config_dict, run_dir: Path, overrides=None):
 def _run(cfg, run_dir, result):
     run_dir.mkdir(parents=True, exist_ok=True)
     env = worker_environment(cfg)
-    result["host"] = sysinfo.host(project_dir(), env)
+    result["host"] = sysinfo.host(project_dir(), env, cfg.framework.speed_variables)
     sizes.check(cfg)
     capabilities.check(cfg)
     python, found_by = environments.find_python(cfg.framework)

@@ -96,6 +96,8 @@ class FrameworkConfig:
     # directories put in front of LD_LIBRARY_PATH of its workers only; "{prefix}" is the root of
     # the worker's environment (the directory above its interpreter's bin/)
     library_path: List[str] = field(default_factory=list)
+    # prefixes of its environment variables that change speed, recorded with every result
+    speed_variables: List[str] = field(default_factory=list)
 
     def __post_init__(self):
         # composition checks the options against their typed schema; after it they are data

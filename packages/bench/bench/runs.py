@@ -14,14 +14,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
+from bench_shared import spec
+
 from . import results
 
-TASKS = ("cnn", "resnet50", "rnn")  # SPEC.md's order, DeepLearningFrameworks' column order
+TASKS = tuple(spec.TASKS)  # SPEC.md's order, DeepLearningFrameworks' column order
 # keys that say where things are or how data was fetched, not what was measured; and `seed`:
 # runs that differ only in it are repeats (`-m seed=0,1,2`), one cell with their median
 INCIDENTAL = ("seed", "sweep", "redo", "framework.python", "framework.display_name",
               "framework.package", "framework.module", "framework.nox_session",
-              "framework.capabilities", "device.index", "data.cache_dir", "data.verify",
+              "framework.capabilities", "framework.option_choices",
+              "framework.speed_variables", "device.index", "data.cache_dir", "data.verify",
               "data.archive", "data.timeout_s", "data.attempts", "data.cifar10", "data.imdb",
               "preset.timeout_s", "task.description", "precision.description")
 # keys with their own place in the table (row, task, column)

@@ -6,10 +6,10 @@ import shutil
 import subprocess
 from pathlib import Path
 
-# variables that change speed: thread pools, allocators, framework switches, device masks
-SPEED_VARIABLES = ("OMP_", "MKL_", "OPENBLAS_", "KMP_", "TF_", "XLA_", "CUDA_", "CUDNN_",
-                   "TORCH_", "PYTORCH_", "MXNET_", "CHAINER_", "CUPY_", "DNNL_", "ONEDNN_",
-                   "NCCL_", "LD_PRELOAD", "MALLOC_", "NUMEXPR_", "VECLIB_", "KERAS_")
+# variables that change speed in any framework: thread pools, BLAS, allocators, device masks;
+# each framework adds its own prefixes (`speed_variables` in conf/framework/<fw>.yaml)
+SPEED_VARIABLES = ("OMP_", "MKL_", "OPENBLAS_", "KMP_", "XLA_", "CUDA_", "CUDNN_", "CUPY_",
+                   "DNNL_", "ONEDNN_", "NCCL_", "LD_PRELOAD", "MALLOC_", "NUMEXPR_", "VECLIB_")
 
 
 def _run(args, cwd=None):
@@ -56,11 +56,12 @@ def git_commit(directory):
     return commit + ("-dirty" if dirty else "")
 
 
-def speed_variables(environ):
-    return {k: v for k, v in sorted(environ.items()) if k.startswith(SPEED_VARIABLES)}
+def speed_variables(environ, prefixes=()):
+    prefixes = SPEED_VARIABLES + tuple(prefixes)
+    return {k: v for k, v in sorted(environ.items()) if k.startswith(prefixes)}
 
 
-def host(project_dir, worker_environ):
+def host(project_dir, worker_environ, prefixes=()):
     return {
         "hostname": platform.node(),
         "os": platform.platform(),
@@ -70,5 +71,5 @@ def host(project_dir, worker_environ):
         "memory_bytes": memory_bytes(),
         "gpus": [dict(zip(("name", "driver", "memory"), g)) for g in gpus()],
         "git_commit": git_commit(project_dir),
-        "environment_variables": speed_variables(worker_environ),
+        "environment_variables": speed_variables(worker_environ, prefixes),
     }

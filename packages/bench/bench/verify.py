@@ -154,7 +154,7 @@ def main(argv):
     parser = argparse.ArgumentParser(prog="python -m bench verify", description=__doc__)
     parser.add_argument("--frameworks", default=",".join(capabilities.framework_names()),
                         help="comma-separated (default: every conf/framework/*.yaml)")
-    parser.add_argument("--tasks", default="cnn,resnet50,rnn")
+    parser.add_argument("--tasks", default=",".join(spec.TASKS))
     parser.add_argument("--precision", default="fp32", choices=sorted(OUTPUT_TOLERANCE))
     parser.add_argument("--device", default="cpu", choices=["cpu", "gpu"])
     parser.add_argument("--steps", type=int, default=20, help="training steps (0: none)")

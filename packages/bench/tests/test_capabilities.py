@@ -27,10 +27,22 @@ def test_fake_has_no_gpu_device(run_bench, bench_env):
                                    "supported devices: cpu")
 
 
-def test_wrongly_typed_option_fails_before_the_worker(run_bench):
+def test_options_are_typed_by_the_framework_declaration(run_bench):
+    """conf/framework/fake.yaml declares lr: 0.5: its schema types it, no Python per framework."""
     run = run_bench("framework=fake", "preset=smoke", "framework.options.lr=fast")
+    assert run.returncode == 1 and not run.result_paths  # a composition error: nothing ran
+    assert "framework.options.lr" in run.output and "could not be converted to Float" in run.output
+    run = run_bench("framework=fake", "preset=smoke", "framework.options.new_switch=1")
+    assert run.returncode == 1 and not run.result_paths
+    assert "new_switch" in run.output
+
+
+def test_option_choices_are_checked_before_the_worker(run_bench):
+    run = run_bench("framework=fake", "preset=smoke", "framework.options.fault=sometimes")
     assert run.returncode == 1
-    assert run.result["error"] == "framework.options.lr='fast' must be a float (default 0.5)"
+    assert run.result["error"] == ("framework.options.fault='sometimes' is not an option value "
+                                   "of framework=fake; choose one of 'none', 'crash', 'exit', "
+                                   "'kill', 'hang', 'unsupported'")
     assert "worker" not in run.result
 
 

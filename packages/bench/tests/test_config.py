@@ -24,7 +24,10 @@ def test_each_task_arrives_as_its_own_dataclass(task, schema):
     cfg = compose_typed(f"task={task}")
     assert type(cfg) is config.Config
     assert type(cfg.task) is schema  # Hydra must not lose the subclass
-    assert type(cfg.framework) is config.FrameworkConfig
+    # each framework's schema is made from its YAML: a FrameworkConfig whose options are typed
+    assert isinstance(cfg.framework, config.FrameworkConfig)
+    assert type(cfg.framework).__name__ == "torch_framework_config"
+    assert type(cfg.framework.options) is dict  # plain data once composed
 
 
 def test_defaults_follow_spec():
@@ -60,12 +63,29 @@ def test_unknown_keys_and_bad_values_are_errors(override):
         compose_typed(override)
 
 
-def test_option_types_are_checked_against_the_declaration():
-    capabilities.check_options("torch", {"compile": True, "threads": 4})
-    with pytest.raises(bench.errors.BenchError, match="must be a bool"):
-        capabilities.check_options("torch", {"compile": "yes"})
-    with pytest.raises(bench.errors.BenchError, match="must be a int"):
-        capabilities.check_options("torch", {"threads": True})
+def test_option_types_come_from_the_declared_defaults():
+    cfg = compose_typed("framework=torch", "framework.options.compile=true",
+                        "framework.options.threads=4")
+    assert cfg.framework.options["compile"] is True and cfg.framework.options["threads"] == 4
+    for bad in ("framework.options.compile=maybe", "framework.options.threads=1.5",
+                "framework.options.threads=four"):
+        with pytest.raises(ConfigCompositionException):
+            compose_typed("framework=torch", bad)
+
+
+@pytest.mark.parametrize("task", sorted(spec.TASKS))
+def test_the_runtime_run_schema_agrees_with_the_task_schema(task):
+    """bench_shared.contract.task_config (what tests and the CNTK environment build runs with)
+    has exactly the orchestrator's task fields and SPEC defaults."""
+    from bench_shared import contract
+
+    composed = dataclasses.asdict(compose_typed(f"task={task}").task)
+    composed["description"] = ""
+    assert contract.task_config(task) == composed
+    run = app.worker_run(compose_typed(f"task={task}", "framework=torch"),
+                         {"arrays": {}, "limits": {}})
+    assert set(run) == set(contract.RUN_FIELDS)
+    contract.check_run(run)
 
 
 @pytest.mark.parametrize("framework", capabilities.framework_names())

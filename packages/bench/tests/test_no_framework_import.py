@@ -3,7 +3,11 @@ interpreter, then look at sys.modules."""
 import subprocess
 import sys
 
-FRAMEWORK_MODULES = ["torch", "tensorflow", "keras", "mxnet", "chainer", "cntk", "cupy", "jax"]
+from bench import capabilities
+
+# every framework module a conf/framework/*.yaml names (`module`), and GPU array libraries
+FRAMEWORK_MODULES = sorted({capabilities.declared(name)["module"].split(".")[0]
+                            for name in capabilities.framework_names()} | {"cupy", "jax"})
 
 SCRIPT = """
 import sys
@@ -11,10 +15,11 @@ FRAMEWORK_MODULES = set(sys.argv[1:])
 from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
 import bench
+from bench_shared import spec
 from bench import app, capabilities, config, environments
 config.register()
 for name in capabilities.framework_names():
-    for task in ("cnn", "resnet50", "rnn"):
+    for task in spec.TASKS:
         with initialize_config_dir(config_dir=str(bench.conf_dir()), version_base="1.3"):
             cfg = OmegaConf.to_object(compose(config_name="config",
                                               overrides=[f"framework={name}", f"task={task}"]))

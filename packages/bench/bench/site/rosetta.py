@@ -21,13 +21,15 @@ from pygments import highlight
 from pygments.formatters import HtmlFormatter
 from pygments.lexers import PythonLexer
 
+from bench_shared import spec
+
 from .. import project_dir
 
 # the checkout this orchestrator runs from (packages/bench/bench/site -> the checkout)
 CHECKOUT = Path(__file__).resolve().parents[4]
 
 SWITCHES_CSV = Path(__file__).with_name("switches.csv")
-TASK_ORDER = ("cnn", "resnet50", "rnn")  # SPEC.md's order
+TASK_ORDER = tuple(spec.TASKS)  # SPEC.md's order
 
 
 @dataclass

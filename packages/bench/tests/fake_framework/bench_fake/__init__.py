@@ -6,7 +6,6 @@ import signal
 import sys
 import time
 
-CAPABILITIES = {"tasks": ["cnn", "resnet50", "rnn"], "precisions": {"cpu": ["fp32"]}}
 _options = {}
 
 
