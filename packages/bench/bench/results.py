@@ -5,7 +5,7 @@ import os
 import statistics
 from pathlib import Path
 
-from bench_shared import jsonsafe, spec
+from bench_shared import contract, jsonsafe, spec
 
 # A last-epoch mean loss this many times a uniform guess's (ln of the number of classes) is
 # a diverged run: a healthy one starts near ln(C) and falls.
@@ -129,6 +129,9 @@ def load(path: Path):
     result = json.loads(Path(path).read_text())
     if not isinstance(result, dict) or "status" not in result or "config" not in result:
         raise ValueError(f"{path} is not a Rosetta Bench result (no status or config)")
+    if result["status"] not in contract.STATUSES:
+        raise ValueError(f"{path}: unknown status {result['status']!r} "
+                         f"(known: {', '.join(contract.STATUSES)})")
     return result
 
 
