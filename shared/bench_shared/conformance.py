@@ -71,7 +71,8 @@ def _fail(fw, task, message, *args):
 
 
 def check_contract_functions(fw, task):
-    module = fw.module(task)
+    _, module, _ = fw.build(task)  # setup() before the task module, as the worker does: MXNet
+    # reads its thread settings once, when a task module first imports it
     missing = contract.missing_functions(fw.package, contract.PACKAGE_FUNCTIONS)
     missing += contract.missing_functions(module, contract.TASK_FUNCTIONS[spec.TASKS[task].kind])
     if missing:
