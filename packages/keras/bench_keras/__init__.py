@@ -4,14 +4,9 @@ what is Keras' own is the model API: Sequential / applications, compile, fit, pr
 import keras
 import numpy as np
 
-from bench_tensorflow import configure, memory_stats, peak_flops, sync, versions  # noqa: F401
+from bench_tensorflow import configure, memory_stats, peak_flops, sync, versions, weights  # noqa: F401
 
-# The same values as conf/framework/keras.yaml (tests/test_declared.py checks)
-CAPABILITIES = {
-    "tasks": ["cnn", "resnet50", "rnn"],
-    "precisions": {"cpu": ["fp32", "bf16"], "gpu": ["fp32", "fp16", "bf16"]},
-}
-OPTIONS = ("threads", "interop_threads", "jit_compile")
+# capabilities and options: conf/framework/keras.yaml (checked before setup() by the runtime)
 _options = {}
 
 
@@ -25,9 +20,6 @@ def setup(run):
                                   "%r" % keras.backend.backend())
     _options.clear()
     _options.update(run["framework"]["options"])
-    unknown = sorted(set(_options) - set(OPTIONS))
-    if unknown:
-        raise ValueError("unknown keras options %s; known: %s" % (unknown, ", ".join(OPTIONS)))
     settings = configure(run, _options["threads"], _options["interop_threads"])
     settings.update(jit_compile=bool(_options["jit_compile"]), backend=keras.backend.backend())
     return settings
@@ -38,3 +30,9 @@ def count_parameters(model):
     has none (keras.applications.ResNet50 has them; they hold zeros, see resnet50.py)."""
     return int(sum(int(np.prod(v.shape)) for v in model.weights
                    if "moving_" not in v.path and v.path not in model.spec_excluded))
+
+
+def tensors(model):
+    """Every weight of the Keras model, keyed by variable path, with batch norm's moving
+    statistics; not the ResNet50 application's zero conv biases, which SPEC's model lacks."""
+    return weights.variable_tensors(model.weights, model.spec_excluded)

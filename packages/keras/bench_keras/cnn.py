@@ -1,6 +1,4 @@
 """VGG-style CIFAR-10 CNN the Keras way: keras.Sequential, compile, fit, predict (NHWC)."""
-import collections
-
 import keras
 from keras import layers
 
@@ -13,7 +11,7 @@ from . import common
 
 def build_model(run):
     k, (c1, c2, c3, c4) = CNN.kernel_size, CNN.conv_channels
-    d1, d2, d3 = CNN.dropout if run["task"].get("dropout", True) else (0.0, 0.0, 0.0)
+    d1, d2, d3 = CNN.dropout if run["task"]["dropout"] else (0.0, 0.0, 0.0)
     c, h, w = CNN.input_shape
     model = keras.Sequential([
         keras.Input((h, w, c)),
@@ -36,19 +34,11 @@ def build_model(run):
 
 
 def slots(model):
-    pairs = []
+    places = []
     for name in ("conv1", "conv2", "conv3", "conv4", "dense1", "dense2"):
         layer = model.get_layer(name)
-        pairs += [(name + ".weight", layer.kernel), (name + ".bias", layer.bias)]
-    return collections.OrderedDict((n, (v, None)) for n, v in pairs)
-
-
-def load_weights(model, params):
-    weights.load("cnn", slots(model), params)
-
-
-def export_weights(model):
-    return weights.export("cnn", slots(model))
+        places += [(name + ".weight", layer.kernel), (name + ".bias", layer.bias)]
+    return weights.slots("cnn", places)
 
 
 train_epoch = common.train_epoch

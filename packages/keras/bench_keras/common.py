@@ -10,7 +10,7 @@ def compile_model(model, optimizer):
     model.compile(optimizer=optimizer,
                   loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
                   jit_compile=bool(options()["jit_compile"]))
-    model.spec_excluded = ()  # weights SPEC does not count (see count_parameters)
+    model.spec_excluded = ()  # paths of weights SPEC's model lacks (count_parameters, tensors)
     return model
 
 

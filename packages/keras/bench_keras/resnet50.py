@@ -2,10 +2,9 @@
 include_top=False, pooling="avg") and model.predict.
 
 Departures from SPEC's model, both harmless: its convolutions carry biases (Keras counts
-23,534,592 trainable weights; they hold zeros here and are left out of SPEC's 23,508,032),
-and its batch-norm epsilon is 1.001e-5 instead of 1e-5."""
-import collections
-
+23,534,592 trainable weights; they are zeroed at build time and left out of SPEC's 23,508,032
+and of tensors(): the neutral weights do not fill them), and its batch-norm epsilon is
+1.001e-5 instead of 1e-5."""
 import keras
 import numpy as np
 
@@ -21,7 +20,7 @@ def build_model(run):
     model = keras.applications.ResNet50(weights=None, include_top=False, pooling="avg",
                                         input_shape=(h, w, c))  # never downloads
     model.compile(jit_compile=bool(options()["jit_compile"]))
-    model.spec_excluded = tuple(v.path for v in _conv_biases(model))
+    model.spec_excluded = tuple(v.path for v in _conv_biases(model))  # SPEC's model lacks them
     for bias in _conv_biases(model):
         bias.assign(np.zeros(bias.shape, np.float32))
     return model
@@ -42,32 +41,22 @@ def slots(model):
         return [(prefix + ".gamma", layer.gamma), (prefix + ".beta", layer.beta),
                 (prefix + ".mean", layer.moving_mean), (prefix + ".var", layer.moving_variance)]
 
-    pairs = [("stem.conv.weight", model.get_layer("conv1_conv").kernel)] + \
+    places = [("stem.conv.weight", model.get_layer("conv1_conv").kernel)] + \
         bn("stem.bn", "conv1_bn")
     for s, (blocks, _, _, _) in enumerate(ResNet50.stages, 1):
         for b in range(blocks):
             prefix = "stage%d.block%d." % (s, b)
             for i in (1, 2, 3):
                 name = _keras_name(s, b, i)
-                pairs.append((prefix + "conv%d.weight" % i, model.get_layer(name + "_conv").kernel))
-                pairs += bn(prefix + "bn%d" % i, name + "_bn")
+                places.append((prefix + "conv%d.weight" % i,
+                               model.get_layer(name + "_conv").kernel))
+                places += bn(prefix + "bn%d" % i, name + "_bn")
             if b == 0:  # Keras names the projection shortcut block1_0
                 name = _keras_name(s, b, 0)
-                pairs.append((prefix + "shortcut.conv.weight",
-                              model.get_layer(name + "_conv").kernel))
-                pairs += bn(prefix + "shortcut.bn", name + "_bn")
-    return collections.OrderedDict((n, (v, None)) for n, v in pairs)
-
-
-def load_weights(model, params):
-    weights.load("resnet50", slots(model), params)
-
-
-def export_weights(model):
-    if any(np.any(bias.numpy()) for bias in _conv_biases(model)):
-        raise ValueError("this Keras ResNet50 has non-zero convolution biases, which the "
-                         "neutral format (SPEC's model) cannot hold")
-    return weights.export("resnet50", slots(model))
+                places.append((prefix + "shortcut.conv.weight",
+                               model.get_layer(name + "_conv").kernel))
+                places += bn(prefix + "shortcut.bn", name + "_bn")
+    return weights.slots("resnet50", places)
 
 
 predict = common.predict

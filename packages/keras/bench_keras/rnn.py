@@ -1,7 +1,5 @@
 """GRU sentiment classifier the Keras way: Sequential Embedding + GRU(reset_after=True, the
 cuDNN-compatible form, fused on GPU) + Dense; compile with Adam, fit, predict."""
-import collections
-
 import keras
 from keras import layers
 
@@ -15,7 +13,8 @@ def build_model(run):
     model = keras.Sequential([
         keras.Input((RNN.seq_len,), dtype="int32"),
         layers.Embedding(RNN.vocab_size, RNN.embedding_dim, name="embedding",
-                         embeddings_initializer=keras.initializers.RandomUniform(-0.05, 0.05)),
+                         embeddings_initializer=keras.initializers.RandomUniform(
+                             -RNN.embedding_init_range, RNN.embedding_init_range)),
         layers.GRU(RNN.hidden_units, reset_after=True, name="gru"),  # last time step only
         layers.Dense(RNN.num_classes, name="dense", dtype="float32"),  # fp32 logits
     ], name="gru_classifier")
@@ -26,23 +25,15 @@ def build_model(run):
 
 def slots(model):
     cell, dense = model.get_layer("gru").cell, model.get_layer("dense")
-    return collections.OrderedDict([
-        ("embedding.weight", (model.get_layer("embedding").embeddings, None)),
-        ("gru.input_weight", (cell.kernel, None)),
-        ("gru.recurrent_weight", (cell.recurrent_kernel, None)),
-        ("gru.input_bias", (cell.bias, 0)),  # Keras stacks both biases: (2, 3 * units)
-        ("gru.recurrent_bias", (cell.bias, 1)),
-        ("dense.weight", (dense.kernel, None)),
-        ("dense.bias", (dense.bias, None)),
+    return weights.slots("rnn", [
+        ("embedding.weight", model.get_layer("embedding").embeddings),
+        ("gru.input_weight", cell.kernel),
+        ("gru.recurrent_weight", cell.recurrent_kernel),
+        ("gru.input_bias", cell.bias, 0),  # Keras stacks both biases: (2, 3 * units)
+        ("gru.recurrent_bias", cell.bias, 1),
+        ("dense.weight", dense.kernel),
+        ("dense.bias", dense.bias),
     ])
-
-
-def load_weights(model, params):
-    weights.load("rnn", slots(model), params)
-
-
-def export_weights(model):
-    return weights.export("rnn", slots(model))
 
 
 train_epoch = common.train_epoch

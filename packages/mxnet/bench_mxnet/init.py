@@ -1,16 +1,20 @@
-"""SPEC's initialisers as MXNet Initializers (the seed's Keras conventions)."""
+"""SPEC's initialisers as MXNet Initializers (the Keras conventions of the 2018 benchmark,
+ilkarman/DeepLearningFrameworks)."""
 import mxnet as mx
 from mxnet import init
 
+from bench_shared.spec import RNN
+
 # glorot-uniform: MXNet's Xavier with uniform draws over the average fan, magnitude 3
 GLOROT_UNIFORM = init.Xavier(rnd_type="uniform", factor_type="avg", magnitude=3)
-EMBEDDING = init.Uniform(0.05)  # uniform(-0.05, 0.05)
+EMBEDDING = init.Uniform(RNN.embedding_init_range)  # uniform(-r, r)
 ORTHOGONAL = init.Orthogonal(scale=1.0, rand_type="normal")  # Keras' orthogonal, gain 1
 
 
 class PerGate(init.Initializer):
     """Applies `inner` to each gate's block of rows of a (gates * units, n) GRU matrix, as
-    Keras and the seed initialise per gate (one Xavier over the stacked matrix would not)."""
+    Keras and the 2018 benchmark (ilkarman/DeepLearningFrameworks) initialise per gate (one
+    Xavier over the stacked matrix would not)."""
 
     def __init__(self, inner, gates=3):
         super(PerGate, self).__init__(inner=inner.dumps(), gates=gates)
@@ -22,8 +26,6 @@ class PerGate(init.Initializer):
             block = mx.nd.zeros((rows,) + arr.shape[1:], ctx=arr.context)
             self._inner(init.InitDesc(name), block)
             arr[gate * rows:(gate + 1) * rows] = block
-
-
 
 
 class ByName(init.Initializer):

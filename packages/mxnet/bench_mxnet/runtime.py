@@ -25,11 +25,6 @@ ENGINE_OPTIONS = {"threads": "OMP_NUM_THREADS", "worker_threads": "MXNET_CPU_WOR
 RECORDED = ("MXNET_MKLDNN_ENABLED", "MXNET_SUBGRAPH_BACKEND", "MXNET_EXEC_BULK_EXEC_TRAIN",
             "MXNET_EXEC_BULK_EXEC_INFERENCE", "MXNET_CPU_PRIORITY_NTHREADS", "KMP_AFFINITY")
 AMP_DTYPES = {"fp32": None, "fp16": "float16", "bf16": "bfloat16"}
-# contrib/amp/lists/symbol_bf16.py: only Convolution and FullyConnected run in bfloat16
-BF16_RNN = ("precision=bf16 is not supported for task=rnn by MXNet 1.9: its bfloat16 AMP keeps "
-            "the fused RNN operator and Embedding in float32 (only Convolution and "
-            "FullyConnected run in bfloat16), so it would change just the 100x2 dense layer; "
-            "use precision=fp32")
 
 _state = {"context": None, "precision": "fp32", "environment": None}
 
@@ -79,11 +74,6 @@ def configure(run, options, amp_init=True):
     settings["environment"] = dict(
         _state["environment"] or {}, **{k: os.environ[k] for k in RECORDED if k in os.environ})
     return settings
-
-
-def refuse_bf16_rnn():
-    if _state["precision"] == "bf16":
-        raise NotImplementedError(BF16_RNN)
 
 
 def context():
@@ -139,9 +129,3 @@ def peak_flops(precision, size=2048, repeats=10):
     mx.nd.waitall()
     return 2.0 * size ** 3 * repeats / (time.perf_counter() - start)
 
-
-def check_options(framework, options, known):
-    unknown = sorted(set(options) - set(known))
-    if unknown:
-        raise ValueError("unknown %s options %s; known: %s"
-                         % (framework, unknown, ", ".join(known)))

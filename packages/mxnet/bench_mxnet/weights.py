@@ -1,4 +1,4 @@
-"""Neutral weights (bench_shared.weights) <-> MXNet parameters, for both API styles.
+"""Where the neutral weights (bench_shared.weights) live in MXNet models, for both API styles.
 
 The only place where MXNet's layouts meet the neutral ones: FullyConnected / Dense and the
 fused RNN operator store kernels as (out, in), the neutral format as (in, out); convolutions
@@ -7,11 +7,17 @@ reset-after form) like the neutral ones. Gluon holds one Parameter per tensor; t
 symbols name them `<layer>_weight`, batch norm's running statistics are auxiliary states
 `<bn>_moving_mean` / `_moving_var`, and the fused GRU is one packed `gru_parameters` vector:
 [input weights (3H, E), recurrent weights (3H, H), input bias (3H), recurrent bias (3H)].
+Loading, exporting and the completeness check are the runtime's (bench_shared.slots).
+
+Nothing here imports mxnet at import time: the packages' tensors() come from here, and MXNet
+must not load before setup() has set its thread variables (bench_mxnet.runtime).
 """
 import collections
 
-import mxnet as mx
 import numpy as np
+
+from bench_shared import slots as protocol
+from bench_shared import weights as neutral
 
 # (in, out) in the neutral format, (out, in) in MXNet
 TRANSPOSED = {"dense1.weight", "dense2.weight", "dense.weight", "gru.input_weight",
@@ -20,34 +26,28 @@ GRU_PACKED = ("gru.input_weight", "gru.recurrent_weight", "gru.input_bias", "gru
 AUX = {"mean": "moving_mean", "var": "moving_var"}  # batch norm's auxiliary states
 
 
-def to_mxnet(name, value):
-    return np.ascontiguousarray(value.T if name in TRANSPOSED else value, np.float32)
+def slot(name, key):
+    """The slot of a neutral tensor held whole by the native tensor `key`."""
+    if name in TRANSPOSED:
+        return protocol.Slot(key, protocol.transpose, protocol.transpose)
+    return protocol.Slot(key)
 
 
-def from_mxnet(name, value):
-    return np.ascontiguousarray(value.T if name in TRANSPOSED else value, np.float32)
+# --- Gluon: one Parameter per neutral tensor, keyed by its name ---
+
+def _read_parameter(parameter):
+    return parameter.data().asnumpy()
 
 
-# --- Gluon: one Parameter per neutral tensor (each task module lists its slots) ---
+def _write_parameter(parameter, value):
+    import mxnet as mx
 
-def load_parameters(slots, params):
-    """Copy neutral weights into Gluon Parameters; every tensor must be used exactly once."""
-    if set(slots) != set(params):
-        raise ValueError("neutral weights do not fit the Gluon model: missing %s, unexpected %s"
-                         % (sorted(set(slots) - set(params))[:5],
-                            sorted(set(params) - set(slots))[:5]))
-    for name, parameter in slots.items():
-        value = to_mxnet(name, params[name])
-        if value.shape != parameter.shape:
-            raise ValueError("%s: neutral shape %s does not fit %s %s"
-                             % (name, value.shape, parameter.name, parameter.shape))
-        parameter.set_data(mx.nd.array(value))
+    parameter.set_data(mx.nd.array(value))
 
 
-def export_parameters(slots):
-    """Neutral float32 arrays in the slots' order (the neutral layout's)."""
-    return collections.OrderedDict((name, from_mxnet(name, p.data().asnumpy()))
-                                   for name, p in slots.items())
+def gluon_tensors(parameters):
+    """parameters: an ordered mapping of Gluon Parameters by name (collect_params())."""
+    return protocol.DictTensors(parameters, _read_parameter, _write_parameter)
 
 
 # --- Module API: arg_params / aux_params named after the symbol's variables ---
@@ -57,39 +57,74 @@ def symbol_name(name):
     return prefix.replace(".", "_") + "_" + AUX.get(field, field)
 
 
-def pack_gru(params):
-    return np.concatenate([to_mxnet(n, params[n]).ravel() for n in GRU_PACKED])
+def _packed_slot(shape, transposed, part):
+    """A GRU tensor's part of the flat vector: the native (out, in) matrix, raveled."""
+    def to_native(value):
+        return np.ravel(value.T if transposed else value)
+
+    def from_native(flat):
+        value = np.reshape(flat, shape)
+        return value.T if transposed else value
+
+    return protocol.Slot("gru_parameters", to_native, from_native, part)
 
 
-def unpack_gru(vector, layout):
-    params, offset = collections.OrderedDict(), 0
+def packed_gru_slots(layout):
+    """The four GRU tensors in FusedRNNCell's one `gru_parameters` vector, in its order."""
+    table, offset = collections.OrderedDict(), 0
     for name in GRU_PACKED:
-        shape = layout[name][::-1] if name in TRANSPOSED else layout[name]
+        transposed = name in TRANSPOSED
+        shape = tuple(layout[name][::-1]) if transposed else tuple(layout[name])
         size = int(np.prod(shape))
-        params[name] = from_mxnet(name, vector[offset:offset + size].reshape(shape))
+        table[name] = _packed_slot(shape, transposed, slice(offset, offset + size))
         offset += size
-    if offset != vector.size:
-        raise ValueError("gru_parameters has %d values, the neutral GRU %d" % (vector.size, offset))
-    return params
+    return table
 
 
-def to_module_params(params):
-    """(arg_params, aux_params) for Module.set_params."""
-    arg, aux = {}, {}
-    for name, value in params.items():
-        if name in GRU_PACKED:
-            continue
-        target = aux if name.rsplit(".", 1)[1] in AUX else arg
-        target[symbol_name(name)] = mx.nd.array(to_mxnet(name, value))
-    if GRU_PACKED[0] in params:
-        arg["gru_parameters"] = mx.nd.array(pack_gru(params))
-    return arg, aux
-
-
-def from_module_params(arg, aux, layout):
-    """Neutral float32 arrays, in the order of `layout` (bench_shared.weights.layout(task))."""
-    both = dict(arg, **aux)
-    gru = unpack_gru(both["gru_parameters"].asnumpy(), layout) if "gru_parameters" in both else {}
+def module_slots(task):
+    """Neutral name -> the Module's arg/aux parameter (the packed vector's part for the GRU)."""
+    layout = neutral.layout(task)
+    packed = packed_gru_slots(layout) if GRU_PACKED[0] in layout else {}
     return collections.OrderedDict(
-        (name, gru[name] if name in gru else from_mxnet(name, both[symbol_name(name)].asnumpy()))
+        (name, packed[name] if name in packed else slot(name, symbol_name(name)))
         for name in layout)
+
+
+class ModuleTensors(protocol.Tensors):
+    """A bound Module's arg_params and aux_params. Writes are buffered and applied together
+    by commit(): Module.set_params replaces every parameter at once."""
+
+    def __init__(self, mod):
+        self.mod, self.pending = mod, {}
+
+    def _params(self):
+        arg_params, aux_params = self.mod.get_params()  # synced from the executors
+        return arg_params, aux_params
+
+    def keys(self):
+        arg_params, aux_params = self._params()
+        return list(arg_params) + list(aux_params)
+
+    def read(self, key):
+        if key in self.pending:
+            return self.pending[key]
+        arg_params, aux_params = self._params()
+        return (arg_params[key] if key in arg_params else aux_params[key]).asnumpy()
+
+    def write(self, key, value):
+        self.pending[key] = np.array(value, np.float32)
+
+    def commit(self):
+        if not self.pending:
+            return
+        import mxnet as mx
+
+        arg_params, aux_params = self._params()
+
+        def updated(params):
+            return {k: mx.nd.array(self.pending[k]) if k in self.pending else v
+                    for k, v in params.items()}
+
+        self.mod.set_params(updated(arg_params), updated(aux_params), allow_missing=False,
+                            force_init=True)
+        self.pending.clear()

@@ -1,4 +1,4 @@
-"""TensorFlow 2 for Rosetta Bench: capabilities, device, threads, mixed precision and sync."""
+"""TensorFlow 2 for Rosetta Bench: device, threads, mixed precision and sync."""
 import os
 import time
 
@@ -6,12 +6,9 @@ import keras
 import numpy as np
 import tensorflow as tf
 
-# The same values as conf/framework/tensorflow.yaml (tests/test_declared.py checks)
-CAPABILITIES = {
-    "tasks": ["cnn", "resnet50", "rnn"],
-    "precisions": {"cpu": ["fp32", "bf16"], "gpu": ["fp32", "fp16", "bf16"]},
-}
-OPTIONS = ("threads", "interop_threads", "xla", "native_pipeline")
+from .weights import tensors  # noqa: F401  the model's native tensors (weight protocol)
+
+# capabilities and options: conf/framework/tensorflow.yaml (checked before setup() by the runtime)
 # Keras' mixed-precision policies: bf16/fp16 compute, float32 variables
 POLICIES = {"fp32": "float32", "bf16": "mixed_bfloat16", "fp16": "mixed_float16"}
 
@@ -69,9 +66,6 @@ def configure(run, threads, interop_threads):
 def setup(run):
     _options.clear()
     _options.update(run["framework"]["options"])
-    unknown = sorted(set(_options) - set(OPTIONS))
-    if unknown:
-        raise ValueError("unknown tensorflow options %s; known: %s" % (unknown, ", ".join(OPTIONS)))
     settings = configure(run, _options["threads"], _options["interop_threads"])
     settings.update(xla=bool(_options["xla"]), native_pipeline=bool(_options["native_pipeline"]))
     return settings

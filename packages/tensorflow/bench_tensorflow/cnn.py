@@ -1,7 +1,5 @@
 """VGG-style CIFAR-10 CNN the TensorFlow 2 way: a Keras model, a tf.function training step
 with GradientTape, NHWC."""
-import collections
-
 import keras
 import tensorflow as tf
 from keras import layers
@@ -47,28 +45,19 @@ def build_model(run):
     if run["precision"] == "fp16":
         optimizer = keras.mixed_precision.LossScaleOptimizer(optimizer)
     c, h, w = CNN.input_shape
-    net = VGGNet(dropout=run["task"].get("dropout", True))
+    net = VGGNet(dropout=run["task"]["dropout"])
     return common.Model(run, net, (h, w, c), optimizer=optimizer)
 
 
 def slots(model):
-    net = model.net
-    pairs = []
+    net, places = model.net, []
     for i in range(1, 5):
         conv = getattr(net, "conv%d" % i)
-        pairs += [("conv%d.weight" % i, conv.kernel), ("conv%d.bias" % i, conv.bias)]
+        places += [("conv%d.weight" % i, conv.kernel), ("conv%d.bias" % i, conv.bias)]
     for i in (1, 2):
         dense = getattr(net, "dense%d" % i)
-        pairs += [("dense%d.weight" % i, dense.kernel), ("dense%d.bias" % i, dense.bias)]
-    return collections.OrderedDict((name, (variable, None)) for name, variable in pairs)
-
-
-def load_weights(model, params):
-    weights.load("cnn", slots(model), params)
-
-
-def export_weights(model):
-    return weights.export("cnn", slots(model))
+        places += [("dense%d.weight" % i, dense.kernel), ("dense%d.bias" % i, dense.bias)]
+    return weights.slots("cnn", places)
 
 
 train_epoch = common.train_epoch

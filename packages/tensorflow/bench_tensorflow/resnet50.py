@@ -1,8 +1,6 @@
 """ResNet-50 v1 features the TensorFlow 2 way: explicit Keras layers (NHWC, explicit zero
 padding so that stride-2 windows align as in every other framework), a tf.function forward
 in inference mode (training=False: batch norm uses its running statistics)."""
-import collections
-
 import keras
 import tensorflow as tf
 from keras import layers
@@ -46,12 +44,13 @@ class Bottleneck(keras.layers.Layer):
 class ResNet50Features(keras.Model):
     def __init__(self):
         super().__init__()
-        self.stem_pad = layers.ZeroPadding2D(3)
-        self.stem_conv = layers.Conv2D(ResNet50.stem_channels, 7, 2, use_bias=False,
-                                       kernel_initializer="he_normal")
+        r = ResNet50
+        self.stem_pad = layers.ZeroPadding2D(r.stem_padding)
+        self.stem_conv = layers.Conv2D(r.stem_channels, r.stem_kernel, r.stem_stride,
+                                       use_bias=False, kernel_initializer="he_normal")
         self.stem_bn = bn()
-        self.pool_pad = layers.ZeroPadding2D(1)  # after a ReLU, zeros pad like -inf
-        self.pool = layers.MaxPool2D(3, 2)
+        self.pool_pad = layers.ZeroPadding2D(r.pool_padding)  # after a ReLU, zeros pad like -inf
+        self.pool = layers.MaxPool2D(r.pool_kernel, r.pool_stride)
         self.stages = []
         cin = ResNet50.stem_channels
         for blocks, width, filters, stride in ResNet50.stages:
@@ -77,32 +76,24 @@ def build_model(run):
     return model
 
 
-def _bn_slots(prefix, layer):
+def _bn_places(prefix, layer):
     return [(prefix + ".gamma", layer.gamma), (prefix + ".beta", layer.beta),
             (prefix + ".mean", layer.moving_mean), (prefix + ".var", layer.moving_variance)]
 
 
 def slots(model):
     net = model.net
-    pairs = [("stem.conv.weight", net.stem_conv.kernel)] + _bn_slots("stem.bn", net.stem_bn)
+    places = [("stem.conv.weight", net.stem_conv.kernel)] + _bn_places("stem.bn", net.stem_bn)
     for s, stage in enumerate(net.stages, 1):
         for b, block in enumerate(stage):
             prefix = "stage%d.block%d." % (s, b)
             for i in (1, 2, 3):
-                pairs.append((prefix + "conv%d.weight" % i, getattr(block, "conv%d" % i).kernel))
-                pairs += _bn_slots(prefix + "bn%d" % i, getattr(block, "bn%d" % i))
+                places.append((prefix + "conv%d.weight" % i, getattr(block, "conv%d" % i).kernel))
+                places += _bn_places(prefix + "bn%d" % i, getattr(block, "bn%d" % i))
             if block.shortcut_conv is not None:
-                pairs.append((prefix + "shortcut.conv.weight", block.shortcut_conv.kernel))
-                pairs += _bn_slots(prefix + "shortcut.bn", block.shortcut_bn)
-    return collections.OrderedDict((name, (variable, None)) for name, variable in pairs)
-
-
-def load_weights(model, params):
-    weights.load("resnet50", slots(model), params)
-
-
-def export_weights(model):
-    return weights.export("resnet50", slots(model))
+                places.append((prefix + "shortcut.conv.weight", block.shortcut_conv.kernel))
+                places += _bn_places(prefix + "shortcut.bn", block.shortcut_bn)
+    return weights.slots("resnet50", places)
 
 
 predict = common.predict

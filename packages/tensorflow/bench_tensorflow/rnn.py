@@ -1,7 +1,5 @@
 """GRU sentiment classifier the TensorFlow 2 way: Keras Embedding + GRU(reset_after=True, the
 cuDNN-compatible form, fused on GPU) + Dense, trained by a tf.function step with Adam."""
-import collections
-
 import keras
 from keras import layers
 
@@ -15,7 +13,8 @@ class GRUClassifier(keras.Model):
         super().__init__()
         self.embedding = layers.Embedding(
             RNN.vocab_size, RNN.embedding_dim,
-            embeddings_initializer=keras.initializers.RandomUniform(-0.05, 0.05))
+            embeddings_initializer=keras.initializers.RandomUniform(
+                -RNN.embedding_init_range, RNN.embedding_init_range))
         # Keras' defaults are spec.RNN.init (glorot kernel, orthogonal recurrent, zero biases)
         self.gru = layers.GRU(RNN.hidden_units, reset_after=True)  # last time step only
         self.dense = layers.Dense(RNN.num_classes)
@@ -36,23 +35,15 @@ def build_model(run):
 def slots(model):
     net = model.net
     cell = net.gru.cell
-    return collections.OrderedDict([
-        ("embedding.weight", (net.embedding.embeddings, None)),
-        ("gru.input_weight", (cell.kernel, None)),
-        ("gru.recurrent_weight", (cell.recurrent_kernel, None)),
-        ("gru.input_bias", (cell.bias, 0)),  # Keras stacks both biases: (2, 3 * units)
-        ("gru.recurrent_bias", (cell.bias, 1)),
-        ("dense.weight", (net.dense.kernel, None)),
-        ("dense.bias", (net.dense.bias, None)),
+    return weights.slots("rnn", [
+        ("embedding.weight", net.embedding.embeddings),
+        ("gru.input_weight", cell.kernel),
+        ("gru.recurrent_weight", cell.recurrent_kernel),
+        ("gru.input_bias", cell.bias, 0),  # Keras stacks both biases: (2, 3 * units)
+        ("gru.recurrent_bias", cell.bias, 1),
+        ("dense.weight", net.dense.kernel),
+        ("dense.bias", net.dense.bias),
     ])
-
-
-def load_weights(model, params):
-    weights.load("rnn", slots(model), params)
-
-
-def export_weights(model):
-    return weights.export("rnn", slots(model))
 
 
 train_epoch = common.train_epoch

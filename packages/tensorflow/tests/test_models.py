@@ -1,54 +1,85 @@
-"""The TensorFlow models against SPEC and the NumPy reference, with neutral weights."""
+"""What is TensorFlow's own in its models: Keras' layouts (HWIO kernels, HWC flatten, GRU gate
+order and stacked biases), the initialisers, the explicit stem padding, the GPU refusal. SPEC's
+counts and the equivalence with the NumPy reference are the shared conformance suite's
+(shared/tests/test_conformance.py)."""
 import numpy as np
 import pytest
+import tensorflow as tf
+from conftest import make_run
 
 import bench_tensorflow
 from bench import testing
-from bench_shared import reference, reference_train, spec
-from bench_tensorflow import cnn, resnet50, rnn
-
-MODULES = {"cnn": cnn, "resnet50": resnet50, "rnn": rnn}
+from bench_shared import spec
+from bench_tensorflow import resnet50, rnn
 
 
 def loaded_model(task, *overrides):
     return testing.loaded_model("tensorflow", task, *overrides)
 
 
-def inputs_for(task):
-    x = reference.fixed_inputs(task)
-    return MODULES[task].native_layout(x) if hasattr(MODULES[task], "native_layout") else x
+def test_cnn_kernels_are_hwio_and_the_flatten_is_hwc():
+    _, model, params = loaded_model("cnn")
+    np.testing.assert_array_equal(model.net.conv1.kernel.numpy(),
+                                  params["conv1.weight"].transpose(2, 3, 1, 0))
+    c, h, w = spec.CNN.conv_channels[-1], spec.CNN.input_shape[1] // 4, spec.CNN.input_shape[2] // 4
+    neutral_rows = params["dense1.weight"].reshape(c, h, w, -1)
+    native_rows = model.net.dense1.kernel.numpy().reshape(h, w, c, -1)
+    # the neutral row of channel 5 at (1, 2) is Keras' row at (1, 2) of channel 5
+    np.testing.assert_array_equal(native_rows[1, 2, 5], neutral_rows[5, 1, 2])
 
 
-@pytest.mark.parametrize("task", sorted(MODULES))
-def test_parameter_count_and_reference_forward(task):
-    _, model, params = loaded_model(task)
-    assert bench_tensorflow.count_parameters(model) == spec.TASKS[task].param_count
-    out = MODULES[task].predict(model, [inputs_for(task)])
-    expected = reference.forward(task, params, reference.fixed_inputs(task))
-    assert reference.relative_error(out, expected) < 1e-5
-
-
-@pytest.mark.parametrize("task", sorted(MODULES))
-def test_export_returns_the_loaded_weights(task):
-    _, model, params = loaded_model(task)
-    exported = MODULES[task].export_weights(model)
-    assert list(exported) == list(params)
-    assert all(np.array_equal(exported[k], params[k]) for k in params)
-
-
-@pytest.mark.parametrize("task", ["cnn", "rnn"])
-def test_training_steps_follow_the_reference(task):
-    run, model, params = loaded_model(task)
-    batches = reference_train.fixed_batches(task, 6, batch_size=8)
-    expected = reference_train.train_steps(task, params, batches, run["task"]["optimizer"])
-    native = [(cnn.native_layout(x) if task == "cnn" else x, y) for x, y in batches]
-    losses = [MODULES[task].train_epoch(model, [b]) for b in native]
-    np.testing.assert_allclose(losses, expected, rtol=1e-3)
-
-
-def test_keras_gru_gate_order_is_converted():
+def test_keras_gru_gate_order_and_stacked_biases_are_converted():
     _, model, params = loaded_model("rnn")
-    kernel = model.net.gru.cell.kernel.numpy()
-    units = spec.RNN.hidden_units
+    cell, units = model.net.gru.cell, spec.RNN.hidden_units
     # Keras stores z, r, n: its first block is the neutral format's second (z)
-    assert np.array_equal(kernel[:, :units], params["gru.input_weight"][:, units:2 * units])
+    assert np.array_equal(cell.kernel.numpy()[:, :units],
+                          params["gru.input_weight"][:, units:2 * units])
+    bias = cell.bias.numpy()
+    assert bias.shape == (2, 3 * units)  # row 0: input bias, row 1: recurrent bias
+    assert np.array_equal(bias[1, units:2 * units], params["gru.recurrent_bias"][:units])
+    table = rnn.slots(model)
+    assert table["gru.input_bias"].keys == table["gru.recurrent_bias"].keys
+    assert (table["gru.input_bias"].parts, table["gru.recurrent_bias"].parts) == ((0,), (1,))
+
+
+def test_tensors_are_the_variables_by_path_with_the_moving_statistics():
+    run = make_run("task=resnet50")
+    bench_tensorflow.setup(run)
+    model = resnet50.build_model(run)
+    keys = bench_tensorflow.tensors(model).keys()
+    assert keys == [v.path for v in model.net.weights]
+    assert sum("moving_mean" in k for k in keys) == 53  # every batch norm of ResNet-50
+    assert not model.net.trainable_weights  # frozen feature extractor
+
+
+def test_initialisers_follow_spec():
+    run = make_run("task=rnn")
+    bench_tensorflow.setup(run)
+    net = rnn.build_model(run).net
+    embeddings = net.embedding.embeddings.numpy()
+    assert np.abs(embeddings).max() <= spec.RNN.embedding_init_range
+    assert embeddings.std() > spec.RNN.embedding_init_range / 3  # uniform, not near zero
+    assert not np.any(net.gru.cell.bias.numpy())
+    recurrent = net.gru.cell.recurrent_kernel.numpy()  # (units, 3 * units), orthogonal rows
+    np.testing.assert_allclose(recurrent @ recurrent.T, np.eye(spec.RNN.hidden_units),
+                               atol=1e-4)
+
+
+def test_resnet50_stem_pads_explicitly():
+    run = make_run("task=resnet50")
+    bench_tensorflow.setup(run)
+    net = resnet50.build_model(run).net
+    r = spec.ResNet50
+    assert net.stem_conv.kernel.shape[:2] == (r.stem_kernel, r.stem_kernel)
+    assert net.stem_conv.padding == "valid" and net.pool.padding == "valid"
+    c, h, w = r.input_shape
+    x = tf.zeros((1, h, w, c))
+    stem = net.pool(net.pool_pad(net.stem_conv(net.stem_pad(x))))
+    assert stem.shape[1] == h // 4 and stem.shape[3] == r.stem_channels
+
+
+@pytest.mark.skipif(bool(tf.config.list_physical_devices("GPU")), reason="this machine has a GPU")
+def test_gpu_without_a_gpu_is_unsupported():
+    run = make_run("task=cnn", "device=gpu")
+    with pytest.raises(NotImplementedError, match="sees no GPU"):
+        bench_tensorflow.setup(run)

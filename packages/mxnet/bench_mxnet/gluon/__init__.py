@@ -1,16 +1,12 @@
 """MXNet Gluon for Rosetta Bench (framework=gluon): HybridBlocks hybridised with a static
 graph, autograd.record, gluon.Trainer. The runtime (threads, engine, context, AMP, sync) is
 bench_mxnet.runtime, shared with the Module API."""
-from bench_mxnet import runtime
+import collections
+
+from bench_mxnet import runtime, weights
 from bench_mxnet.runtime import memory_stats, peak_flops, sync, versions  # noqa: F401
 
-# The same values as conf/framework/gluon.yaml (tests/test_declared.py checks)
-CAPABILITIES = {
-    "tasks": ["cnn", "resnet50", "rnn"],
-    "precisions": {"cpu": ["fp32", "bf16"], "gpu": ["fp32", "fp16"]},
-    "task_precisions": {"rnn": {"cpu": ["fp32"]}},  # runtime.BF16_RNN says why
-}
-OPTIONS = ("threads", "worker_threads", "engine", "omp_wait_policy", "hybridize")
+# capabilities and options: conf/framework/gluon.yaml (checked before setup() by the runtime)
 _options = {}
 
 
@@ -21,7 +17,6 @@ def options():
 def setup(run):
     _options.clear()
     _options.update(run["framework"]["options"])
-    runtime.check_options("gluon", _options, OPTIONS)
     return runtime.configure(run, _options)
 
 
@@ -30,3 +25,11 @@ def count_parameters(model):
     biases SPEC's model does not have (model.spec_excluded: the model zoo's zero 1x1 biases)."""
     return sum(int(p.data().size) for name, p in model.net.collect_params().items()
                if p.grad_req != "null" and name not in model.spec_excluded)
+
+
+def tensors(model):
+    """Every Parameter by its Gluon name (weights, biases, batch norm's running statistics)
+    but the biases SPEC's model does not have (model.spec_excluded, zero since build_model)."""
+    return weights.gluon_tensors(collections.OrderedDict(
+        (name, p) for name, p in model.net.collect_params().items()
+        if name not in model.spec_excluded))

@@ -12,7 +12,7 @@ from bench_shared.spec import CNN
 def build_model(run):
     c1, c2, c3, c4 = CNN.conv_channels
     k, p = CNN.kernel_size, CNN.padding
-    d1, d2, d3 = CNN.dropout if run["task"].get("dropout", True) else (0.0, 0.0, 0.0)
+    d1, d2, d3 = CNN.dropout if run["task"]["dropout"] else (0.0, 0.0, 0.0)
     conv = dict(kernel_size=k, padding=p, weight_initializer=init.GLOROT_UNIFORM)  # zero biases
     net = nn.HybridSequential(prefix="")
     net.add(nn.Conv2D(c1, in_channels=CNN.input_shape[0], activation="relu", prefix="conv1_",
@@ -36,18 +36,9 @@ def build_model(run):
 
 
 def slots(model):
-    """Neutral name -> Gluon Parameter: conv1.weight is conv1_weight, and so on."""
-    params = model.net.collect_params()
-    return collections.OrderedDict((name, params[name.replace(".", "_")])
+    """Neutral name -> Gluon Parameter name: conv1.weight is conv1_weight, and so on."""
+    return collections.OrderedDict((name, weights.slot(name, name.replace(".", "_")))
                                    for name in neutral.layout("cnn"))
-
-
-def load_weights(model, params):
-    weights.load_parameters(slots(model), params)
-
-
-def export_weights(model):
-    return weights.export_parameters(slots(model))
 
 
 train_epoch = common.train_epoch

@@ -4,7 +4,7 @@ import collections
 
 from mxnet.gluon import nn, rnn
 
-from bench_mxnet import init, runtime, weights
+from bench_mxnet import init, weights
 from bench_mxnet.gluon import common
 from bench_shared.spec import RNN
 
@@ -30,7 +30,6 @@ class GRUClassifier(nn.HybridBlock):
 
 
 def build_model(run):
-    runtime.refuse_bf16_rnn()
     adam = run["task"]["optimizer"]
     return common.Model(GRUClassifier(), (RNN.seq_len,), "adam",
                         {"learning_rate": adam["lr"], "beta1": adam["beta1"],
@@ -38,8 +37,9 @@ def build_model(run):
 
 
 def slots(model):
+    """Neutral name -> the Gluon Parameter's name (prefixed with the block's counter)."""
     net = model.net
-    return collections.OrderedDict([
+    parameters = [
         ("embedding.weight", net.embedding.weight),
         ("gru.input_weight", net.gru.l0_i2h_weight),
         ("gru.recurrent_weight", net.gru.l0_h2h_weight),
@@ -47,15 +47,9 @@ def slots(model):
         ("gru.recurrent_bias", net.gru.l0_h2h_bias),
         ("dense.weight", net.dense.weight),
         ("dense.bias", net.dense.bias),
-    ])
-
-
-def load_weights(model, params):
-    weights.load_parameters(slots(model), params)
-
-
-def export_weights(model):
-    return weights.export_parameters(slots(model))
+    ]
+    return collections.OrderedDict((name, weights.slot(name, parameter.name))
+                                   for name, parameter in parameters)
 
 
 train_epoch = common.train_epoch

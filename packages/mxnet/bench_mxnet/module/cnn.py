@@ -1,9 +1,8 @@
 """VGG-style CIFAR-10 CNN the Module way: an mx.sym graph, Module.bind, SGD with momentum."""
 import mxnet as mx
 
-from bench_mxnet import init
+from bench_mxnet import init, weights
 from bench_mxnet.module import common
-from bench_shared import weights as neutral
 from bench_shared.spec import CNN
 
 
@@ -22,7 +21,7 @@ def block(x, channels, index, dropout):
 
 def build_model(run):
     c1, c2, c3, c4 = CNN.conv_channels
-    d1, d2, d3 = CNN.dropout if run["task"].get("dropout", True) else (0.0, 0.0, 0.0)
+    d1, d2, d3 = CNN.dropout if run["task"]["dropout"] else (0.0, 0.0, 0.0)
     x = block(mx.sym.var("data"), (c1, c2), 1, d1)
     x = block(x, (c3, c4), 3, d2)
     x = mx.sym.flatten(x)  # C, H, W order
@@ -37,12 +36,8 @@ def build_model(run):
                         output=1)
 
 
-def load_weights(model, params):
-    common.load_weights(model, params)
-
-
-def export_weights(model):
-    return common.export_weights(model, neutral.layout("cnn"))
+def slots(model):
+    return weights.module_slots("cnn")
 
 
 train_epoch = common.train_epoch

@@ -2,7 +2,7 @@
 import mxnet as mx
 import numpy as np
 
-from bench_mxnet import runtime, weights
+from bench_mxnet import runtime
 
 
 def classifier(logits):
@@ -76,18 +76,3 @@ def predict(model, batches):
         outputs.append(model.mod.get_outputs()[model.output].astype(np.float32, copy=True))
     return np.concatenate([out.asnumpy() for out in outputs])
 
-
-def load_weights(model, params):
-    """Neutral weights -> arg_params / aux_params; every tensor must be used exactly once."""
-    arg_params, aux_params = weights.to_module_params(params)
-    have_arg, have_aux = model.mod.get_params()
-    if set(arg_params) != set(have_arg) or set(aux_params) != set(have_aux):
-        raise ValueError("neutral weights do not fit the Module: %s"
-                         % sorted(set(arg_params) ^ set(have_arg) | set(aux_params)
-                                  ^ set(have_aux))[:5])
-    model.mod.set_params(arg_params, aux_params, allow_missing=False, force_init=True)
-
-
-def export_weights(model, layout):
-    arg_params, aux_params = model.mod.get_params()
-    return weights.from_module_params(arg_params, aux_params, layout)

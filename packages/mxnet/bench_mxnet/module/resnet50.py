@@ -2,15 +2,15 @@
 symbols write it (Convolution without bias, BatchNorm, Pooling), bound for inference only."""
 import mxnet as mx
 
+from bench_mxnet import weights
 from bench_mxnet.module import common
-from bench_shared import weights as neutral
 from bench_shared.spec import ResNet50
 
 
-def conv_bn(x, channels, kernel, stride, name, bn_name, relu=True):
+def conv_bn(x, channels, kernel, stride, name, bn_name, relu=True, pad=None):
+    pad = kernel // 2 if pad is None else pad
     x = mx.sym.Convolution(x, num_filter=channels, kernel=(kernel, kernel),
-                           stride=(stride, stride), pad=(kernel // 2, kernel // 2),
-                           no_bias=True, name=name)
+                           stride=(stride, stride), pad=(pad, pad), no_bias=True, name=name)
     x = mx.sym.BatchNorm(x, fix_gamma=False, eps=ResNet50.batch_norm_eps, name=bn_name)
     return mx.sym.Activation(x, act_type="relu") if relu else x
 
@@ -27,8 +27,11 @@ def bottleneck(x, width, out, stride, prefix, projection):
 
 
 def symbol():
-    x = conv_bn(mx.sym.var("data"), ResNet50.stem_channels, 7, 2, "stem_conv", "stem_bn")
-    x = mx.sym.Pooling(x, pool_type="max", kernel=(3, 3), stride=(2, 2), pad=(1, 1))
+    r = ResNet50
+    x = conv_bn(mx.sym.var("data"), r.stem_channels, r.stem_kernel, r.stem_stride, "stem_conv",
+                "stem_bn", pad=r.stem_padding)
+    x = mx.sym.Pooling(x, pool_type="max", kernel=(r.pool_kernel,) * 2,
+                       stride=(r.pool_stride,) * 2, pad=(r.pool_padding,) * 2)
     for s, (blocks, width, out, stride) in enumerate(ResNet50.stages, 1):
         for b in range(blocks):
             x = bottleneck(x, width, out, stride if b == 0 else 1, "stage%d_block%d_" % (s, b),
@@ -43,12 +46,8 @@ def build_model(run):
     return common.Model(symbol(), ResNet50.input_shape, run["task"]["batch_size"], he_normal)
 
 
-def load_weights(model, params):
-    common.load_weights(model, params)
-
-
-def export_weights(model):
-    return common.export_weights(model, neutral.layout("resnet50"))
+def slots(model):
+    return weights.module_slots("resnet50")
 
 
 predict = common.predict

@@ -2,14 +2,12 @@
 operator, cuDNN on GPU; NTC) + FullyConnected, bound by a Module, Adam."""
 import mxnet as mx
 
-from bench_mxnet import init, runtime
+from bench_mxnet import init, weights
 from bench_mxnet.module import common
-from bench_shared import weights as neutral
 from bench_shared.spec import RNN
 
 
 def build_model(run):
-    runtime.refuse_bf16_rnn()
     tokens = mx.sym.var("data")  # (N, T) word indices, as float32 (exact below 2^24)
     # The fused RNN operator runs time-major (TNC): transposing the (N, T) indices once is
     # cheaper than letting unroll(layout="NTC") transpose the (N, T, 125) embeddings
@@ -27,12 +25,8 @@ def build_model(run):
                          "beta2": adam["beta2"], "epsilon": adam["eps"]}, output=1)
 
 
-def load_weights(model, params):
-    common.load_weights(model, params)
-
-
-def export_weights(model):
-    return common.export_weights(model, neutral.layout("rnn"))
+def slots(model):
+    return weights.module_slots("rnn")
 
 
 train_epoch = common.train_epoch
