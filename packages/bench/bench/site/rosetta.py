@@ -276,7 +276,8 @@ class TaskView:
 
 
 def task_files(fw: Framework, task: str, checkout: Path = None):
-    """[(label, path)]: the task module, the package modules it imports, the package itself."""
+    """[(label, path)]: the task module, the package modules it imports, the package itself and
+    the modules that imports."""
     directory = package_dir(fw.package, checkout)
     if directory is None:
         raise FileNotFoundError(f"package {fw.package} of framework={fw.name} not found in the "
@@ -284,9 +285,12 @@ def task_files(fw: Framework, task: str, checkout: Path = None):
     main = directory / f"{task}.py"
     if not main.is_file():
         raise FileNotFoundError(f"{fw.package}.{task}: no {main}")
+    init = directory / "__init__.py"
     files = [main] + imported_files(main, fw.package, directory)
-    if directory / "__init__.py" not in files:
-        files.append(directory / "__init__.py")
+    # the package itself, and what it builds on (e.g. bench_mxnet.runtime: threads, engine)
+    for path in [init] + imported_files(init, fw.package, directory):
+        if path not in files:
+            files.append(path)
     root = directory.parents[len(fw.package.split(".")) - 1]
     return [(str(p.relative_to(root)), p) for p in files]
 
