@@ -98,6 +98,9 @@ class FrameworkConfig:
     library_path: List[str] = field(default_factory=list)
     # prefixes of its environment variables that change speed, recorded with every result
     speed_variables: List[str] = field(default_factory=list)
+    # task -> overrides the shared end-to-end tests add where the smoke preset is too slow on a
+    # CPU (packages/bench/tests_frameworks); the code path is the same
+    test_overrides: Dict[str, List[str]] = field(default_factory=dict)
 
     def __post_init__(self):
         # composition checks the options against their typed schema; after it they are data

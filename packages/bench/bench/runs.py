@@ -24,7 +24,8 @@ TASKS = tuple(spec.TASKS)  # SPEC.md's order, DeepLearningFrameworks' column ord
 INCIDENTAL = ("seed", "sweep", "redo", "framework.python", "framework.display_name",
               "framework.package", "framework.module", "framework.nox_session",
               "framework.capabilities", "framework.option_choices",
-              "framework.speed_variables", "device.index", "data.cache_dir", "data.verify",
+              "framework.speed_variables", "framework.test_overrides", "device.index",
+              "data.cache_dir", "data.verify",
               "data.archive", "data.timeout_s", "data.attempts", "data.cifar10", "data.imdb",
               "preset.timeout_s", "task.description", "precision.description")
 # keys with their own place in the table (row, task, column)
