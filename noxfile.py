@@ -15,6 +15,7 @@ import nox
 
 nox.options.download_python = "never"  # interpreters come from the machine (PATH, pyenv)
 RUNTIME = ["-e", "shared", "-e", "packages/bench"]
+SHARED_E2E = "packages/bench/tests_frameworks"  # every framework's smoke runs, from `bench`
 
 
 def find_python(version):
@@ -40,7 +41,9 @@ def missing_python(version, why):
 # The framework table: adding a framework adds one entry here (plus packages/<fw>/ and
 # conf/framework/<fw>.yaml); its session, its place in the default run and its tests follow.
 #   frameworks  the conf/framework/ names this environment serves: the shared conformance
-#               suite (shared/tests/test_conformance.py) runs for them here
+#               suite (shared/tests/test_conformance.py) runs for them here, and the shared
+#               end-to-end suite (packages/bench/tests_frameworks) from the orchestrator
+#   e2e_also    worker-only environments whose end-to-end runs this session drives too
 #   python      an interpreter (None: the one running nox); needs_python: skip, saying why,
 #               where none is found
 #   requires    installed first, so that pip keeps those pins (build_requires: installed before
@@ -97,6 +100,7 @@ FRAMEWORKS = {
     },
     "chainer": {
         "frameworks": ["chainer"],
+        "e2e_also": ["chainer_ideep"],  # its Python 3.7 workers, built before this session
         "python": None,
         "package": "packages/chainer",
         # Chainer 7.8.1 is an sdist whose setup.py imports pkg_resources (gone in setuptools
@@ -174,7 +178,8 @@ def framework_session(name, spec):
                for key, value in spec.get("test_env", {}).items()}
         if "LD_LIBRARY_PATH" in env and os.environ.get("LD_LIBRARY_PATH"):
             env["LD_LIBRARY_PATH"] += os.pathsep + os.environ["LD_LIBRARY_PATH"]
-        env["BENCH_TEST_FRAMEWORKS"] = ",".join(spec["frameworks"])
+        env["BENCH_TEST_FRAMEWORKS"] = ",".join(spec["frameworks"])  # conformance, in-process
+        env["BENCH_E2E_FRAMEWORKS"] = ",".join(e2e_frameworks(spec))  # workers, from `bench`
         session.run("pytest", "--rootdir", ".", *spec.get("pytest_args", []), *tests(spec),
                     *session.posargs, env=env)
 
@@ -190,7 +195,16 @@ def tests(spec):
     if spec.get("worker_only") and tested_elsewhere:
         return ["shared/tests/test_conformance.py"]
     package_tests = f"{spec['package']}/tests"
-    return ["shared/tests"] + ([package_tests] if os.path.isdir(package_tests) else [])
+    shared = ["shared/tests"] if spec.get("worker_only") else ["shared/tests", SHARED_E2E]
+    return shared + ([package_tests] if os.path.isdir(package_tests) else [])
+
+
+def e2e_frameworks(spec):
+    """The frameworks whose workers a session's end-to-end tests run: its own, and those of
+    `e2e_also` environments that this machine can build."""
+    also = [name for name in spec.get("e2e_also", [])
+            if FRAMEWORKS[name]["python"] is not None or not FRAMEWORKS[name].get("needs_python")]
+    return spec["frameworks"] + also
 
 
 def e2e_session(name, spec):
@@ -199,8 +213,8 @@ def e2e_session(name, spec):
         if spec.get("needs_python") and spec["python"] is None:
             session.skip(missing_python(*spec["needs_python"]))
         session.install(*RUNTIME, "pytest")
-        session.run("pytest", "--rootdir", ".", spec["e2e"], *session.posargs,
-                    env={"BENCH_TEST_FRAMEWORKS": ",".join(spec["frameworks"])})
+        session.run("pytest", "--rootdir", ".", SHARED_E2E, spec["e2e"], *session.posargs,
+                    env={"BENCH_E2E_FRAMEWORKS": ",".join(spec["frameworks"])})
 
     run.__doc__ = (f"`python -m bench` from this interpreter with the {name} environment's "
                    f"workers (it discovers .nox/{name}).")

@@ -4,7 +4,7 @@ a user runs it), learning the synthetic data. With shared/tests/test_conformance
 maths as the NumPy reference, in-process) this is what every framework must pass; a package's
 own tests keep only what is specific to it.
 
-It runs for the frameworks named in BENCH_TEST_FRAMEWORKS (each framework's nox session sets
+It runs for the frameworks named in BENCH_E2E_FRAMEWORKS (each framework's nox session sets
 it; see noxfile.py's table) and is skipped without it. A framework too slow for the smoke
 preset on a CPU declares smaller sizes for a task in its YAML (`test_overrides`, e.g. Chainer's
 NumPy CNN); its learning is then not asserted there (Chainer's: by chainer_ideep, the same
@@ -17,13 +17,13 @@ import pytest
 from bench import capabilities
 from bench_shared import spec
 
-SELECTED = [n for n in os.environ.get("BENCH_TEST_FRAMEWORKS", "").split(",") if n]
+SELECTED = [n for n in os.environ.get("BENCH_E2E_FRAMEWORKS", "").split(",") if n]
 FLOORS = {"cnn": 0.5, "rnn": 0.65}  # test accuracy after the smoke preset; chance 0.1, 0.5
 CASES = [(name, task) for name in SELECTED
          for task in spec.TASKS if task in capabilities.declared(name)["capabilities"]["tasks"]]
 
 
-@pytest.mark.skipif(not SELECTED, reason="set BENCH_TEST_FRAMEWORKS=<framework,...> (a nox "
+@pytest.mark.skipif(not SELECTED, reason="set BENCH_E2E_FRAMEWORKS=<framework,...> (a nox "
                     "framework session does) to run the shared end-to-end suite")
 @pytest.mark.parametrize("name,task", CASES or [("none", "none")])
 def test_smoke_run_learns_and_reports(run_bench, name, task):
