@@ -36,6 +36,11 @@ def test_smoke_run_learns_and_reports(run_bench, name, task):
     assert result["framework"]["versions"] and result["framework"]["settings"]
     assert result["worker"]["found_by"]
     assert f"{name} {task} cpu fp32 preset=smoke: " in output
+    # every on/off switch the config asked for (conf/task_framework tweaks included) was applied
+    settings = result["framework"]["settings"]
+    for option, value in result["config"]["framework"]["options"].items():
+        if isinstance(value, bool) and option in settings:
+            assert settings[option] is value, (option, settings[option], value)
     stats = result["stats"]
     if result.get("peak_flops"):
         assert 0 < stats["utilisation"] < 1.5

@@ -1,28 +1,13 @@
-"""`python -m bench framework=keras ...` end to end, real worker, real results."""
-import pytest
+"""`python -m bench framework=keras ...` end to end, what is Keras' own: its workers run on the
+TensorFlow backend, set through the environment (conf/framework/keras.yaml's `env`). Learning,
+ResNet-50 and the per-task switches are checked by the shared end-to-end suite."""
 
-from bench_shared import spec
 
-
-@pytest.mark.parametrize("task,floor", [("cnn", 0.5), ("rnn", 0.65)])
-def test_training_learns_the_synthetic_data(run_bench, task, floor):
-    code, output, result = run_bench("framework=keras", f"task={task}", "preset=smoke")
+def test_workers_run_keras_on_tensorflow(run_bench):
+    code, output, result = run_bench("framework=keras", "task=rnn", "preset=smoke",
+                                     "preset.epochs=1", "preset.train_examples=256",
+                                     "preset.test_examples=128")
     assert code == 0, output
-    assert result["param_count"] == spec.TASKS[task].param_count
-    assert result["accuracy"] > floor, result["accuracy"]  # chance: 0.1 (cnn), 0.5 (rnn)
-    settings = result["framework"]["settings"]
-    # XLA: on for the GRU (conf/task_framework/rnn_keras.yaml), off for the CNN
-    assert settings["backend"] == "tensorflow" and settings["jit_compile"] is (task == "rnn")
+    assert result["framework"]["settings"]["backend"] == "tensorflow"
     assert result["host"]["environment_variables"]["KERAS_BACKEND"] == "tensorflow"
-
-
-def test_resnet50_application(run_bench):
-    code, output, result = run_bench("framework=keras", "task=resnet50", "preset=smoke")
-    assert code == 0, output
-    assert result["param_count"] == spec.ResNet50.param_count
-    assert result["features"]["finite"]
-
-
-def test_fp16_on_cpu_is_refused(run_bench):
-    code, output, result = run_bench("framework=keras", "task=cnn", "precision=fp16")
-    assert code == 2 and "supported there: fp32, bf16" in result["error"]
+    assert result["framework"]["settings"]["jit_compile"] is True  # conf/task_framework/rnn_keras
