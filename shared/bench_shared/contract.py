@@ -35,7 +35,7 @@ run.json, the worker's input (``make_run`` builds one without the orchestrator, 
 
     task        the task's hyperparameters after the preset (task_config's fields)
     seed, precision ("fp32" | "fp16" | "bf16"), device {name: "cpu" | "gpu", index}
-    init        "native" (default when absent: the task module's build_model draws SPEC's
+    init        "native" (make_run's default: the task module's build_model draws SPEC's
                 initialisers with the framework's own generator) or "neutral" (the worker
                 loads bench_shared.weights.initial_weights(task, seed), drawn by NumPy, into
                 the model through the weight protocol right after build_model; timed apart as
@@ -55,7 +55,7 @@ TASK_FUNCTIONS = {"train": ("build_model", "slots", "train_epoch", "predict"),
 OPTIONAL = ("peak_flops", "native_layout")
 # result.json's status: "invalid" is a run that finished but whose numbers cannot be trusted
 STATUSES = ("ok", "failed", "unsupported", "invalid")
-RUN_FIELDS = ("task", "seed", "precision", "device", "framework", "data")
+RUN_FIELDS = ("task", "seed", "precision", "device", "framework", "data", "init")
 INITS = ("native", "neutral")  # run["init"]: where the initial weights come from
 
 
@@ -154,7 +154,7 @@ def check_run(run):
     problem = option_problem(fw["name"], fw["options"], fw.get("option_choices"))
     if problem:
         raise ValueError(problem)
-    if run.get("init", "native") not in INITS:
+    if run["init"] not in INITS:
         raise ValueError("run.json's init is %r; known: %s" % (run["init"], ", ".join(INITS)))
 
 

@@ -54,7 +54,7 @@ def initialise(run, fw, task, model, stopwatch, result):
     """init=neutral: SPEC's initial weights drawn by NumPy with the run's seed, loaded through
     the weight protocol in place of the framework's own draw; drawing and loading are timed
     together as timings["init"], apart from "build". init=native: nothing to do."""
-    mode = run.get("init", "native")
+    mode = run["init"]
     result["init"] = mode
     if mode != "neutral":
         return

@@ -31,7 +31,7 @@ def test_layout_names_shapes_and_dtype(task):
 
 def test_cnn_glorot_uniform_over_the_receptive_field_zero_biases():
     params = weights.initial_weights("cnn", 3)
-    for i, out in enumerate(spec.CNN.conv_channels, 1):
+    for i in range(1, len(spec.CNN.conv_channels) + 1):
         w = params["conv%d.weight" % i]
         receptive = w.shape[2] * w.shape[3]
         limit = np.sqrt(6.0 / ((w.shape[0] + w.shape[1]) * receptive))
