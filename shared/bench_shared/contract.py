@@ -35,6 +35,11 @@ run.json, the worker's input (``make_run`` builds one without the orchestrator, 
 
     task        the task's hyperparameters after the preset (task_config's fields)
     seed, precision ("fp32" | "fp16" | "bf16"), device {name: "cpu" | "gpu", index}
+    init        "native" (make_run's default: the task module's build_model draws SPEC's
+                initialisers with the framework's own generator) or "neutral" (the worker
+                loads bench_shared.weights.initial_weights(task, seed), drawn by NumPy, into
+                the model through the weight protocol right after build_model; timed apart as
+                timings["init"]). Dropout masks stay each framework's own in both modes.
     framework   {name, package, options, capabilities}
     data        {arrays: name -> .npy path, limits: train/test/images -> example count}
     mode        "benchmark" (default) or "verify" (with ``verify``: weights, inputs, outputs,
@@ -50,7 +55,8 @@ TASK_FUNCTIONS = {"train": ("build_model", "slots", "train_epoch", "predict"),
 OPTIONAL = ("peak_flops", "native_layout")
 # result.json's status: "invalid" is a run that finished but whose numbers cannot be trusted
 STATUSES = ("ok", "failed", "unsupported", "invalid")
-RUN_FIELDS = ("task", "seed", "precision", "device", "framework", "data")
+RUN_FIELDS = ("task", "seed", "precision", "device", "framework", "data", "init")
+INITS = ("native", "neutral")  # run["init"]: where the initial weights come from
 
 
 def task_config(name):
@@ -85,9 +91,11 @@ def framework_section(declared):
 
 
 def make_run(declared, task, device="cpu", precision="fp32", seed=0, options=None,
-             data=None, **task_fields):
+             data=None, init="native", **task_fields):
     """A run dict as the orchestrator writes it, from a framework declaration (its YAML)."""
-    run = {"task": task_config(task), "seed": seed, "precision": precision,
+    if init not in INITS:
+        raise ValueError("init=%r: choose one of %s" % (init, ", ".join(INITS)))
+    run = {"task": task_config(task), "seed": seed, "precision": precision, "init": init,
            "device": {"name": device, "index": 0}, "framework": framework_section(declared),
            "data": copy.deepcopy(data) if data else {"arrays": {}, "limits": {}}}
     run["task"].update(task_fields)
@@ -146,6 +154,16 @@ def check_run(run):
     problem = option_problem(fw["name"], fw["options"], fw.get("option_choices"))
     if problem:
         raise ValueError(problem)
+    if run["init"] not in INITS:
+        raise ValueError("run.json's init is %r; known: %s" % (run["init"], ", ".join(INITS)))
+
+
+def weight_protocol_missing(package, task_module):
+    """What a package and its task module lack of the weight protocol (`tensors`, `slots`),
+    which init=neutral and `verify` need; an empty list when nothing."""
+    missing = ["%s.tensors" % package.__name__ for _ in missing_functions(package, ["tensors"])]
+    return missing + ["%s.slots" % task_module.__name__
+                      for _ in missing_functions(task_module, ["slots"])]
 
 
 def hook(module, name):

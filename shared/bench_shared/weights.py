@@ -89,7 +89,8 @@ def trainable_count(task):
 
 
 def random_weights(task, seed=0):
-    """Deterministic random neutral weights whose activations stay in range.
+    """Deterministic random neutral weights whose activations stay in range: the equivalence
+    check's (`verify`), not SPEC's initialisers (those are `initial_weights`).
 
     Every value is distinct and non-trivial (biases non-zero, batch-norm statistics away from
     0 and 1), so that a swapped, transposed or reordered tensor changes the outputs.
@@ -125,6 +126,62 @@ def random_weights(task, seed=0):
         for name in params:
             if name.endswith("bn3.gamma"):
                 params[name] *= np.float32(0.2)
+    return params
+
+
+def _glorot_uniform(rng, shape, fan_in, fan_out):
+    limit = np.sqrt(6.0 / (fan_in + fan_out))
+    return rng.uniform(-limit, limit, shape)
+
+
+def _orthogonal(rng, size):
+    """A random orthogonal matrix (Saxe et al.; Keras' and PyTorch's rule): QR of a Gaussian
+    matrix, the signs of R's diagonal moved into Q so that the draw is uniform."""
+    q, r = np.linalg.qr(rng.normal(0.0, 1.0, (size, size)))
+    return q * np.sign(np.diag(r))
+
+
+def _gru_gates(rng, rows, units, draw):
+    """A GRU kernel (rows, 3*units) drawn gate by gate (r, z, n), each block on its own."""
+    return np.concatenate([draw(rng, rows, units) for _ in range(3)], axis=1)
+
+
+def initial_weights(task, seed):
+    """SPEC's initial weights, drawn once by NumPy for every framework (`init=neutral`).
+
+    CNN: glorot-uniform kernels (fan over the receptive field), zero biases. RNN: embedding
+    uniform(+-spec.RNN.embedding_init_range); per gate (r, z, n): glorot-uniform input kernel,
+    orthogonal recurrent kernel, zero biases; dense glorot-uniform, zero bias. ResNet-50:
+    He-normal convolutions (fan-in over the kernel), batch norm gamma 1, beta 0, mean 0,
+    var 1. One RandomState(seed) in the neutral layout's order: same seed, same weights.
+    """
+    rng = np.random.RandomState(seed)
+    params = collections.OrderedDict()
+    for name, shape in layout(task).items():
+        field = name.rsplit(".", 1)[-1]
+        if field in ("gamma", "var"):
+            value = np.ones(shape)
+        elif field in ("beta", "mean") or "bias" in field:
+            value = np.zeros(shape)
+        elif len(shape) == 4 and task == "resnet50":
+            fan_in = shape[1] * shape[2] * shape[3]
+            value = rng.normal(0.0, np.sqrt(2.0 / fan_in), shape)
+        elif len(shape) == 4:
+            receptive = shape[2] * shape[3]
+            value = _glorot_uniform(rng, shape, shape[1] * receptive, shape[0] * receptive)
+        elif name == "embedding.weight":
+            limit = spec.RNN.embedding_init_range
+            value = rng.uniform(-limit, limit, shape)
+        elif name == "gru.input_weight":
+            value = _gru_gates(rng, shape[0], spec.RNN.hidden_units,
+                               lambda g, rows, units: _glorot_uniform(g, (rows, units), rows,
+                                                                      units))
+        elif name == "gru.recurrent_weight":
+            value = _gru_gates(rng, shape[0], spec.RNN.hidden_units,
+                               lambda g, rows, units: _orthogonal(g, units))
+        else:  # dense kernels (in, out)
+            value = _glorot_uniform(rng, shape, shape[0], shape[1])
+        params[name] = np.asarray(value, np.float32)
     return params
 
 

@@ -50,12 +50,32 @@ def native(task, x):
     return layout(x) if layout else x
 
 
+def initialise(run, fw, task, model, stopwatch, result):
+    """init=neutral: SPEC's initial weights drawn by NumPy with the run's seed, loaded through
+    the weight protocol in place of the framework's own draw; drawing and loading are timed
+    together as timings["init"], apart from "build". init=native: nothing to do."""
+    mode = run["init"]
+    result["init"] = mode
+    if mode != "neutral":
+        return
+    missing = contract.weight_protocol_missing(fw, task)
+    if missing:
+        raise ValueError("init=neutral loads the neutral initial weights through the weight "
+                         "protocol, which %s lacks (%s); run it with init=native, or give the "
+                         "package slots() and tensors() (bench_shared.slots)"
+                         % (run["framework"]["name"], ", ".join(missing)))
+    name = run["task"]["name"]
+    with stopwatch.region("init"):
+        slots.load_into(fw, task, name, model, weights.initial_weights(name, run["seed"]))
+
+
 def run_training(run, fw, task, arrays, stopwatch, result):
     cfg = run["task"]
     seed = run["seed"]
     x, y = arrays["train_x"], arrays["train_y"]
     with stopwatch.region("build"):
         model = task.build_model(run)
+    initialise(run, fw, task, model, stopwatch, result)
     result["param_count"] = fw.count_parameters(model)
     result["losses"], result["batch_seconds"] = [], []
     for epoch in range(cfg["epochs"]):
@@ -97,6 +117,7 @@ def run_inference(run, fw, task, arrays, stopwatch, result):
     cfg = run["task"]
     with stopwatch.region("build"):
         model = task.build_model(run)
+    initialise(run, fw, task, model, stopwatch, result)
     result["param_count"] = fw.count_parameters(model)
     batches = batching.fixed_batches(arrays["images_x"], cfg["batch_size"], cfg["num_batches"])
     for phase in ["warmup"] * cfg["warmup_passes"] + ["inference"]:

@@ -40,7 +40,7 @@ def worker_run(cfg: Config, prepared):
                 "option_choices": dict(cfg.framework.option_choices),
                 "capabilities": dataclasses.asdict(cfg.framework.capabilities)}
     run = contract.make_run(declared, cfg.task.name, device=cfg.device.name,
-                            precision=cfg.precision.name, seed=cfg.seed,
+                            precision=cfg.precision.name, seed=cfg.seed, init=cfg.init.name,
                             data={"arrays": prepared["arrays"], "limits": prepared["limits"]})
     run["task"], run["device"] = effective_task(cfg), dataclasses.asdict(cfg.device)
     return run

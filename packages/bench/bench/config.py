@@ -121,6 +121,12 @@ class PrecisionConfig:
 
 
 @dataclass
+class InitConfig:
+    name: str = MISSING  # native (the framework draws) or neutral (NumPy draws, all load)
+    description: str = ""
+
+
+@dataclass
 class DataConfig:
     name: str = MISSING
     seed: int = 0
@@ -170,6 +176,7 @@ class Config:
     framework: FrameworkConfig = MISSING
     device: DeviceConfig = MISSING
     precision: PrecisionConfig = MISSING
+    init: InitConfig = MISSING
     data: DataConfig = MISSING
     preset: PresetConfig = MISSING
     seed: int = 0
@@ -215,6 +222,7 @@ def register():
         ("resnet50_schema", Resnet50Task),
         ("device_schema", DeviceConfig),
         ("precision_schema", PrecisionConfig),
+        ("init_schema", InitConfig),
         ("data_schema", DataConfig),
         ("real_data_schema", RealDataConfig),
         ("preset_schema", PresetConfig),

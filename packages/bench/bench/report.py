@@ -4,8 +4,12 @@ alone.
 Writes into --out (default results/reports/<time>/): report.md (DeepLearningFrameworks' table:
 framework rows; per task the time with the test accuracy beside it, one column per
 hardware/precision found), results.csv (one flat row per run) and <task>.png (bar charts),
-and prints report.md. Repeated runs of one configuration are one cell (median ± half the
-range). Blank: not run; failed; —: unsupported.
+and prints report.md. Where a training configuration was run with two seeds or more (e.g.
+`python -m bench -m comparison=agreement`), report.md adds the agreement section (accuracy and
+final loss per framework over seeds, the spread across frameworks against the seed noise,
+frameworks outside it: bench/agreement.py) and agreement.csv its figures. Repeated runs of
+one configuration are one cell (median ± half the range). Blank: not run; failed; —:
+unsupported.
 
   --baseline PATH...   flag every configuration slower (--slower, default 0.10 = 10 %) or less
                        accurate (--accuracy-drop, default 0.02 = 2 points) than in these results
@@ -27,7 +31,7 @@ import sys
 import time
 from pathlib import Path
 
-from . import baseline, reference_2018, runs, tables
+from . import agreement, baseline, reference_2018, runs, tables
 
 
 class _Parser(argparse.ArgumentParser):
@@ -60,6 +64,9 @@ def build(args):
     text = tables.markdown(grid, reference)
     if reference:
         text += "\n" + reference.markdown()
+    agreeing = agreement.groups(grid)
+    if agreeing:
+        text += "\n" + agreement.markdown(agreeing)
     flagged = []
     if args.baseline:
         old = runs.collect(args.baseline)
@@ -104,6 +111,9 @@ def main(argv):
     out.mkdir(parents=True, exist_ok=True)
     (out / "report.md").write_text(text)
     tables.write_csv(grid.runs, out / "results.csv")
+    agreeing = agreement.groups(grid)
+    if agreeing:
+        agreement.write_csv(agreeing, out / "agreement.csv")
     if not args.no_charts:
         from .charts import write_charts  # matplotlib: only when charts are wanted
 

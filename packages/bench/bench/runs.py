@@ -27,7 +27,8 @@ INCIDENTAL = ("seed", "sweep", "redo", "framework.python", "framework.display_na
               "framework.speed_variables", "framework.test_overrides", "device.index",
               "data.cache_dir", "data.verify",
               "data.archive", "data.timeout_s", "data.attempts", "data.cifar10", "data.imdb",
-              "preset.timeout_s", "task.description", "precision.description")
+              "preset.timeout_s", "task.description", "precision.description",
+              "init.description")
 # keys with their own place in the table (row, task, column)
 PLACED = ("framework.name", "task.name", "task.kind", "task.dataset", "device.name",
           "precision.name", "preset.name", "data.name")

@@ -105,3 +105,19 @@ def test_progress_is_plain_lines_when_not_a_terminal(run_bench):
     run = run_bench(*FAST, "task=cnn")
     assert "train epoch 1/3: " in run.output and "loss" in run.output
     assert "\r" not in run.output  # no carriage-return bar redraws in logs
+
+
+def test_init_is_recorded_and_neutral_needs_the_weight_protocol(run_bench):
+    native = run_bench(*FAST, "task=rnn")
+    assert native.returncode == 0, native.output
+    assert native.result["config"]["init"]["name"] == "native"
+    assert native.result["init"] == "native" and "init" not in native.result["timings"]
+    # the fake framework's models are not SPEC's: no slots, no tensors, so no neutral weights
+    neutral = run_bench(*FAST, "task=rnn", "init=neutral")
+    assert neutral.returncode == 1
+    r = neutral.result
+    assert (r["status"], r["config"]["init"]["name"]) == ("failed", "neutral")
+    assert ("init=neutral loads the neutral initial weights through the weight protocol, which "
+            "fake lacks (bench_fake.tensors, bench_fake.rnn.slots)") in r["error"]
+    bad = run_bench(*FAST, "init=random")
+    assert bad.returncode != 0 and "init" in bad.output

@@ -182,6 +182,19 @@ def test_comparison_presets_sweep_every_framework_and_task(conf_copy, monkeypatc
         assert cfg.preset.name == name
 
 
+def test_agreement_preset_sweeps_training_tasks_and_seeds_from_neutral_weights(conf_copy,
+                                                                              monkeypatch):
+    monkeypatch.setenv("BENCH_CONF_DIR", str(conf_copy))
+    config.register()
+    with initialize_config_dir(config_dir=str(conf_copy), version_base="1.3"):
+        cfg = compose("config", overrides=["comparison=agreement"], return_hydra_config=True)
+    params = cfg.hydra.sweeper.params
+    assert params.framework.split(",") == capabilities.framework_names()
+    assert params.task == "cnn,rnn"
+    assert params.seed == "0,1,2"
+    assert (cfg.init.name, cfg.preset.name) == ("neutral", "smoke")
+
+
 def test_comparison_preset_narrowed_on_the_command_line(run_bench):
     run = run_bench("-m", "comparison=smoke", "framework=fake", "task=rnn")
     assert run.returncode == 0, run.output
