@@ -96,6 +96,7 @@ FRAMEWORKS = {
         "build_requires": ["setuptools<70", "wheel"],
         "requires": ["numpy==1.21.6", "setuptools<70", "chainer==7.8.1", "ideep4py==2.0.0.post3"],
         "worker_only": True,
+        "test_requires": ["pytest", "pyyaml"],
         "venv_backend": "venv",  # virtualenv no longer seeds Python 3.7 environments
     },
     "chainer": {

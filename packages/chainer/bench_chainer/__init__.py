@@ -1,4 +1,5 @@
-"""Chainer for Rosetta Bench: capabilities, device (NumPy or CuPy), threads, config and sync."""
+"""Chainer for Rosetta Bench: device (NumPy or CuPy), threads, config, sync and the model's
+native tensors."""
 import ctypes
 import os
 import time
@@ -7,14 +8,11 @@ import chainer
 import numpy as np
 from chainer.backends import cuda, intel64
 
-# The same values as conf/framework/chainer.yaml (the orchestrator reads that file without
-# importing chainer); tests/test_declared.py asserts that the two agree.
-CAPABILITIES = {
-    "tasks": ["cnn", "resnet50", "rnn"],
-    # mixed16 on NumPy runs ~100x slower than fp32 (no fast float16 kernels on a CPU)
-    "precisions": {"cpu": ["fp32"], "gpu": ["fp32", "fp16"]},
-}
-OPTIONS = ("threads", "type_check", "autotune", "use_ideep")
+from .weights import tensors  # noqa: F401  the model's native tensors (weight protocol)
+
+# capabilities and options: conf/framework/chainer.yaml and chainer_ideep.yaml (checked before
+# setup() by the runtime, use_ideep's values among them)
+
 # chainer.config.dtype per precision: mixed16 = float16 compute, float32 batch norm and
 # (with optimizer.use_fp32_update()) float32 master weights, plus dynamic loss scaling
 DTYPES = {"fp32": np.dtype(np.float32), "fp16": chainer.mixed16}
@@ -80,9 +78,6 @@ def setup(run):
     """Choose the device, set BLAS threads and Chainer's global config; return what was applied."""
     global _device
     options = run["framework"]["options"]
-    unknown = sorted(set(options) - set(OPTIONS))
-    if unknown:
-        raise ValueError("unknown chainer options %s; known: %s" % (unknown, ", ".join(OPTIONS)))
     if run["device"]["name"] == "gpu":
         if not cuda.available:
             raise NotImplementedError(
@@ -92,12 +87,6 @@ def setup(run):
     else:
         _device = chainer.get_device("@numpy")
     _device.use()
-    if run["precision"] not in DTYPES:
-        raise NotImplementedError("precision=%s is not supported by chainer %s: it has fp32 and "
-                                  "mixed16 (fp16)" % (run["precision"], chainer.__version__))
-    if options["use_ideep"] not in ("never", "auto", "always"):
-        raise ValueError("framework.options.use_ideep=%s; known: never, auto, always"
-                         % options["use_ideep"])
     if options["use_ideep"] != "never" and not intel64.is_ideep_available():
         raise ValueError(
             "framework.options.use_ideep=%s needs ideep4py, which is not installed in this "

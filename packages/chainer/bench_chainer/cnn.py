@@ -43,19 +43,15 @@ class VGGStyleCNN(chainer.Chain):
 
 
 def build_model(run):
-    dropout = CNN.dropout if run["task"].get("dropout", True) else (0.0, 0.0, 0.0)
+    dropout = CNN.dropout if run["task"]["dropout"] else (0.0, 0.0, 0.0)
     sgd = run["task"]["optimizer"]
     # Chainer's MomentumSGD: v = mu v - lr g; w += v, i.e. heavy-ball (not "unit gain")
     optimizer = optimizers.MomentumSGD(lr=sgd["lr"], momentum=sgd["momentum"])
     return common.Model(run, VGGStyleCNN(dropout), optimizer, image_input=True)
 
 
-def load_weights(model, params):
-    weights.load(model.net, weights.slots("cnn"), params)
-
-
-def export_weights(model):
-    return weights.export(model.net, weights.slots("cnn"))
+def slots(model):
+    return weights.slots("cnn")
 
 
 train_epoch = common.train_epoch

@@ -24,8 +24,9 @@ class ResNet50Features(chainer.Chain):
         stem = ResNet50.stem_channels
         he = initializers.HeNormal()  # He init keeps activations of random weights in range
         with self.init_scope():
-            self.conv1 = L.Convolution2D(ResNet50.input_shape[0], stem, 7, 2, 3, initialW=he,
-                                         nobias=True)
+            self.conv1 = L.Convolution2D(ResNet50.input_shape[0], stem, ResNet50.stem_kernel,
+                                         ResNet50.stem_stride, ResNet50.stem_padding,
+                                         initialW=he, nobias=True)
             self.bn1 = L.BatchNormalization(stem)
             cin = stem
             for s, (blocks, width, cout, stride) in enumerate(ResNet50.stages, 2):
@@ -38,7 +39,8 @@ class ResNet50Features(chainer.Chain):
 
     def forward(self, x):
         h = F.relu(self.bn1(self.conv1(x)))
-        h = F.max_pooling_2d(h, 3, stride=2, pad=1, cover_all=False)
+        h = F.max_pooling_2d(h, ResNet50.pool_kernel, stride=ResNet50.pool_stride,
+                             pad=ResNet50.pool_padding, cover_all=False)
         h = self.res5(self.res4(self.res3(self.res2(h))))
         return F.mean(h, axis=(2, 3))  # global average pool
 
@@ -47,12 +49,8 @@ def build_model(run):
     return common.Model(run, ResNet50Features(), image_input=True)
 
 
-def load_weights(model, params):
-    weights.load(model.net, weights.slots("resnet50"), params)
-
-
-def export_weights(model):
-    return weights.export(model.net, weights.slots("resnet50"))
+def slots(model):
+    return weights.slots("resnet50")
 
 
 predict = common.predict

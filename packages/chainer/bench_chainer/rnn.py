@@ -15,13 +15,14 @@ class GRUClassifier(chainer.Chain):
         super().__init__()
         with self.init_scope():
             self.embedding = L.EmbedID(RNN.vocab_size, RNN.embedding_dim,
-                                       initialW=initializers.Uniform(0.05))
+                                       initialW=initializers.Uniform(RNN.embedding_init_range))
             # NStepGRU is the cuDNN form: r, z, n with two biases per gate (b0..b2 on the input
             # side, b3..b5 on the recurrent side; reset applied after the recurrent matmul)
             self.gru = L.NStepGRU(1, RNN.embedding_dim, RNN.hidden_units, dropout=0.0)
             self.dense = L.Linear(RNN.hidden_units, RNN.num_classes,
                                   initialW=initializers.GlorotUniform())
-        # Keras' initialisers, the seed's convention (spec.RNN.init), gate by gate
+        # Keras' initialisers, the 2018 benchmark's (ilkarman/DeepLearningFrameworks) convention
+        # (spec.RNN.init), gate by gate
         layer = self.gru[0]
         for g in range(3):
             initializers.GlorotUniform()(getattr(layer, "w%d" % g).array)
@@ -44,12 +45,8 @@ def build_model(run):
     return common.Model(run, GRUClassifier(), optimizer)
 
 
-def load_weights(model, params):
-    weights.load(model.net, weights.slots("rnn"), params)
-
-
-def export_weights(model):
-    return weights.export(model.net, weights.slots("rnn"))
+def slots(model):
+    return weights.slots("rnn")
 
 
 train_epoch = common.train_epoch

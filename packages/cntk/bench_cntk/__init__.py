@@ -1,4 +1,5 @@
-"""CNTK 2.7 for Rosetta Bench: capabilities, device and thread setup, and the device sync."""
+"""CNTK 2.7 for Rosetta Bench: device and thread setup, the device sync and the model's native
+tensors."""
 import os
 
 import numpy as np
@@ -10,15 +11,11 @@ except ImportError as exc:  # CNTK 2.7 links OpenMPI 1.10's sonames (libmpi.so.1
         raise
     C, _IMPORT_ERROR = None, str(exc)  # raised by cntk_module(): mpi_shim must run without it
 
-# The same values as conf/framework/cntk.yaml (the orchestrator reads that file without
-# importing cntk); tests_e2e/test_capabilities.py asserts that the two agree.
-CAPABILITIES = {
-    "tasks": ["cnn", "resnet50", "rnn"],
-    # the `cntk` wheel is CPU-only; its CPU kernels refuse float16 convolutions ("FP16
-    # convolution is only supported via cuDNN"), so fp32 is the one CPU precision
-    "precisions": {"cpu": ["fp32"]},
-}
-OPTIONS = ("threads",)
+from .weights import tensors  # noqa: F401,E402  the model's native tensors (weight protocol)
+
+# capabilities and options: conf/framework/cntk.yaml (checked before setup() by the runtime).
+# The `cntk` wheel is CPU-only; its CPU kernels refuse float16 convolutions ("FP16
+# convolution is only supported via cuDNN"), so fp32 is the one CPU precision.
 
 _settings = {}
 
@@ -54,17 +51,6 @@ def setup(run):
     """Choose the device, set threads and the random seed; return what was applied."""
     cntk_module()
     options = run["framework"]["options"]
-    unknown = sorted(set(options) - set(OPTIONS))
-    if unknown:
-        raise ValueError("unknown cntk options %s; known: %s" % (unknown, ", ".join(OPTIONS)))
-    if run["device"]["name"] != "cpu":
-        raise NotImplementedError(
-            "device=%s is not supported by cntk %s: the `cntk` wheel is the CPU build "
-            "(`cntk-gpu` needs CUDA 10 and cuDNN 7)" % (run["device"]["name"], C.__version__))
-    if run["precision"] != "fp32":
-        raise NotImplementedError("precision=%s is not supported by cntk %s on the CPU: its "
-                                  "float16 convolutions are cuDNN-only" % (run["precision"],
-                                                                          C.__version__))
     C.device.try_set_default_device(C.device.cpu())
     threads = options["threads"] or len(os.sched_getaffinity(0))
     C.cntk_py.set_max_num_cputhreads(threads)  # CNTK's own pool and its MKL/OpenMP threads

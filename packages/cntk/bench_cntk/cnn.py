@@ -10,7 +10,7 @@ L = C.layers
 def build_model(run):
     c1, c2, c3, c4 = CNN.conv_channels
     k = (CNN.kernel_size, CNN.kernel_size)
-    d1, d2, d3 = CNN.dropout if run["task"].get("dropout", True) else (0.0, 0.0, 0.0)
+    d1, d2, d3 = CNN.dropout if run["task"]["dropout"] else (0.0, 0.0, 0.0)
     # pad=True is "same" padding: 1 for a 3x3 kernel, as SPEC's pad 1; layers' defaults are
     # glorot-uniform weights (fan over the receptive field) and zero biases, SPEC's rule
     layers = {"conv1": L.Convolution2D(k, c1, pad=True, activation=C.relu),
@@ -37,12 +37,8 @@ def build_model(run):
                         num_classes=CNN.num_classes)
 
 
-def load_weights(model, params):
-    weights.load(model, params)
-
-
-def export_weights(model):
-    return weights.export(model, "cnn")
+def slots(model):
+    return weights.slots(model.named, "cnn")
 
 
 train_epoch = common.train_epoch

@@ -13,8 +13,9 @@ class Model(object):
     """A network with its inputs and, for training, its cntk.Trainer.
 
     `named` maps every neutral weight name (bench_shared.weights) to the CNTK Parameter or
-    Constant holding it: weights.py converts by reshaping, since CNTK's layouts are the
-    neutral ones up to shape (convolutions O x I x H x W, dense kernels (in, out)).
+    Constant holding it: the task modules' slots, whose conversions are reshapes since CNTK's
+    layouts are the neutral ones up to shape (convolutions O x I x H x W, dense kernels
+    (in, out)).
     `feed` turns a batch of the worker's arrays into what the input variable takes.
     """
 
@@ -36,7 +37,8 @@ class Model(object):
 def sgd(cfg):
     """SPEC's heavy-ball SGD: v = mu v + g; w -= lr v, g the gradient of the batch-mean loss.
 
-    unit_gain=False: CNTK's default unit-gain momentum scales g by (1 - mu) (the seed's lesson).
+    unit_gain=False: CNTK's default unit-gain momentum scales g by (1 - mu) (the lesson of the
+    2018 benchmark, ilkarman/DeepLearningFrameworks).
     learning_parameter_schedule without a reference minibatch size applies lr to the mean
     gradient of each minibatch, like the other frameworks.
     """

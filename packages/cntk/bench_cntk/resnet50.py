@@ -12,9 +12,19 @@ C = cntk_module()
 L = C.layers
 
 
-def conv_bn(named, prefix, bn_prefix, cout, kernel, stride=1, relu=True):
+def same_padding(kernel, padding):
+    """CNTK's layers pad "same" (pad=True: (kernel - 1) / 2 on each side of an odd kernel)
+    or not at all: SPEC's padding as the flag."""
+    if padding not in (0, (kernel - 1) // 2):
+        raise ValueError("padding %d around a %dx%d window is not CNTK's pad=True"
+                         % (padding, kernel, kernel))
+    return padding > 0
+
+
+def conv_bn(named, prefix, bn_prefix, cout, kernel, stride=1, relu=True, pad=None):
     """Convolution without bias + batch norm (+ ReLU); its tensors go into `named`."""
-    conv = L.Convolution2D((kernel, kernel), cout, strides=stride, pad=kernel > 1, bias=False,
+    pad = kernel > 1 if pad is None else pad
+    conv = L.Convolution2D((kernel, kernel), cout, strides=stride, pad=pad, bias=False,
                            init=C.he_normal())  # He init keeps random activations in range
     bn = L.BatchNormalization(map_rank=1, epsilon=ResNet50.batch_norm_eps)
     named[prefix + ".weight"] = conv.W
@@ -39,8 +49,11 @@ def build_model(run):
     named = collections.OrderedDict()
     x = C.input_variable(ResNet50.input_shape)  # CHW: CNTK's native layout
     stem = ResNet50.stem_channels
-    y = conv_bn(named, "stem.conv", "stem.bn", stem, 7, 2)(x)
-    y = L.MaxPooling((3, 3), strides=2, pad=True)(y)  # pad 1 on each side, as SPEC's
+    y = conv_bn(named, "stem.conv", "stem.bn", stem, ResNet50.stem_kernel, ResNet50.stem_stride,
+                pad=same_padding(ResNet50.stem_kernel, ResNet50.stem_padding))(x)
+    pool = ResNet50.pool_kernel
+    y = L.MaxPooling((pool, pool), strides=ResNet50.pool_stride,
+                     pad=same_padding(pool, ResNet50.pool_padding))(y)
     cin = stem
     for s, (blocks, width, cout, stride) in enumerate(ResNet50.stages, 1):
         for b in range(blocks):
@@ -54,12 +67,8 @@ def build_model(run):
     return common.Model(features, x, named)
 
 
-def load_weights(model, params):
-    weights.load(model, params)
-
-
-def export_weights(model):
-    return weights.export(model, "resnet50")
+def slots(model):
+    return weights.slots(model.named, "resnet50")
 
 
 predict = common.predict

@@ -50,9 +50,11 @@ def build_model(run):
     rng = np.random.RandomState(run["seed"])
     # Embedding as a gather from a dense parameter: CNTK's layers.Embedding takes sparse one-hot
     # input, whose sparse gradient CNTK's CPU Adam does not implement ("AdamUpdate -> Feature
-    # Not Implemented"). Keras' initialisers, the seed's convention (spec.RNN.init).
+    # Not Implemented"). Keras' initialisers, the convention of the 2018 benchmark
+    # (ilkarman/DeepLearningFrameworks), spec.RNN.init.
+    r = RNN.embedding_init_range
     embedding = C.Parameter((RNN.vocab_size, e), name="embedding",
-                            init=rng.uniform(-0.05, 0.05, (RNN.vocab_size, e)).astype(np.float32))
+                            init=rng.uniform(-r, r, (RNN.vocab_size, e)).astype(np.float32))
     project = L.Dense(3 * h)
     fold, recurrent, recurrent_bias = gru_last_state(h, run["seed"] + 1)
     dense = L.Dense(RNN.num_classes)  # glorot-uniform, zero bias: layers' defaults
@@ -76,12 +78,8 @@ def feed(tokens):
     return np.asarray(tokens, np.float32)[..., None]
 
 
-def load_weights(model, params):
-    weights.load(model, params)
-
-
-def export_weights(model):
-    return weights.export(model, "rnn")
+def slots(model):
+    return weights.slots(model.named, "rnn")
 
 
 train_epoch = common.train_epoch

@@ -1,36 +1,50 @@
-"""Neutral weights (bench_shared.weights) <-> CNTK parameters.
+"""CNTK's layouts against the neutral ones (bench_shared.weights): the weight protocol's slots
+and tensors (bench_shared.slots does the loading, exporting and completeness check).
 
 CNTK's layouts are the neutral ones up to shape: convolution kernels O x I x H x W, dense
 kernels (in, out) with the CNN's first one as (C, H, W, out), convolution biases (O, 1, 1),
 batch-norm scale/bias/aggregate_mean/aggregate_variance per channel, the embedding
 (vocab, dim), the GRU's stacked (in, 3 * units) kernels in the neutral gate order r, z, n (our
-GRU step, rnn.py, slices them so). So a conversion is a reshape; the names live in each
-model's `named` map.
+GRU step, rnn.py, slices them so). So a conversion is a reshape; which variable holds which
+neutral tensor is each model's `named` map. Keys are the variables' uids.
 """
 import collections
 
 import numpy as np
 
+from bench_shared import slots as protocol
 from bench_shared import weights as neutral
 
-
-def load(model, params):
-    """Copy neutral weights into the model; every tensor must be used exactly once."""
-    missing = [n for n in model.named if n not in params]
-    unexpected = [n for n in params if n not in model.named]
-    if missing or unexpected:
-        raise ValueError("neutral weights do not fit the CNTK model: missing %s, unexpected %s"
-                         % (missing[:5], unexpected[:5]))
-    for name, variable in model.named.items():
-        value = np.asarray(params[name], np.float32)
-        if value.size != int(np.prod(variable.shape)):
-            raise ValueError("%s: neutral shape %s does not fit CNTK's %s"
-                             % (name, value.shape, variable.shape))
-        variable.value = np.ascontiguousarray(value.reshape(variable.shape))
+# batch norm's running statistics: Constants, not Parameters (its aggregate_count is neither
+# a parameter nor in the neutral format)
+RUNNING_STATISTICS = ("aggregate_mean", "aggregate_variance")
 
 
-def export(model, task):
-    """Neutral float32 arrays, in the order of bench_shared.weights.layout(task)."""
+def _reshape(shape):
+    return lambda value: np.ascontiguousarray(np.reshape(value, shape), np.float32)
+
+
+def slots(named, task):
+    """Neutral name -> the uid of the CNTK Parameter or Constant in `named` holding it (the
+    runtime refuses a name `named` lacks or the neutral layout does not know)."""
+    layout = neutral.layout(task)
     return collections.OrderedDict(
-        (name, np.asarray(model.named[name].value, np.float32).reshape(shape))
-        for name, shape in neutral.layout(task).items())
+        (name, protocol.Slot(variable.uid, _reshape(variable.shape),
+                             _reshape(layout[name]) if name in layout else None))
+        for name, variable in named.items())
+
+
+def _read(variable):
+    return np.asarray(variable.value, np.float32)
+
+
+def _write(variable, value):
+    variable.value = value
+
+
+def tensors(model):
+    """Every Parameter of the network and every batch norm's running mean and variance."""
+    variables = list(model.net.parameters) + [c for c in model.net.constants
+                                              if c.name in RUNNING_STATISTICS]
+    return protocol.DictTensors(collections.OrderedDict((v.uid, v) for v in variables),
+                                _read, _write)

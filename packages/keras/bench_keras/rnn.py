@@ -4,7 +4,7 @@ import keras
 from keras import layers
 
 from bench_shared.spec import RNN
-from bench_tensorflow import weights
+from bench_tensorflow import init, weights
 
 from . import common
 
@@ -15,7 +15,8 @@ def build_model(run):
         layers.Embedding(RNN.vocab_size, RNN.embedding_dim, name="embedding",
                          embeddings_initializer=keras.initializers.RandomUniform(
                              -RNN.embedding_init_range, RNN.embedding_init_range)),
-        layers.GRU(RNN.hidden_units, reset_after=True, name="gru"),  # last time step only
+        # last time step only; SPEC's initialisers per gate (Keras' defaults span all three)
+        layers.GRU(RNN.hidden_units, reset_after=True, name="gru", **init.gru_initialisers()),
         layers.Dense(RNN.num_classes, name="dense", dtype="float32"),  # fp32 logits
     ], name="gru_classifier")
     adam = run["task"]["optimizer"]

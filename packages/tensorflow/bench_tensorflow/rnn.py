@@ -5,7 +5,7 @@ from keras import layers
 
 from bench_shared.spec import RNN
 
-from . import common, weights
+from . import common, init, weights
 
 
 class GRUClassifier(keras.Model):
@@ -15,8 +15,9 @@ class GRUClassifier(keras.Model):
             RNN.vocab_size, RNN.embedding_dim,
             embeddings_initializer=keras.initializers.RandomUniform(
                 -RNN.embedding_init_range, RNN.embedding_init_range))
-        # Keras' defaults are spec.RNN.init (glorot kernel, orthogonal recurrent, zero biases)
-        self.gru = layers.GRU(RNN.hidden_units, reset_after=True)  # last time step only
+        # SPEC's initialisers per gate (init.py: Keras' defaults span all three gates)
+        self.gru = layers.GRU(RNN.hidden_units, reset_after=True,  # last time step only
+                              **init.gru_initialisers())
         self.dense = layers.Dense(RNN.num_classes)
 
     def call(self, tokens, training=False):

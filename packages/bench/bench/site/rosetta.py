@@ -5,7 +5,7 @@ each line highlighted by Pygments, and the lines that apply a framework switch m
 Frameworks come from conf/framework/*.yaml (`package`); their source from the checkout's
 packages/*/ or, failing that, wherever Python would find the package (found, never imported:
 the orchestrator imports no framework). Whatever top-level functions, classes and names two
-modules share (build_model, slots, load_weights, train_epoch, predict, Model, ...) sit on the
+modules share (build_model, slots, train_epoch, predict, Model, ...) sit on the
 same row, so the same step is on the same line whatever the contract's current names are.
 """
 import ast
