@@ -13,6 +13,7 @@ what is specific to it.
     check_training_steps(fw, "cnn")     # N optimiser steps == the NumPy reference's losses
     check_weight_protocol(fw, "cnn")    # a converter that skips or reuses a tensor fails
     check_deterministic_prediction(fw, "cnn")  # inference mode: dropout off
+    check_native_initialisers(fw, "rnn")  # its own initial weights follow SPEC's rules
 """
 import importlib
 
@@ -184,6 +185,48 @@ def check_weight_protocol(fw, task):
                                                params))
 
 
+def _uniform_within(fw, task, name, values, limit):
+    """Drawn from uniform(-limit, limit): inside it, and (thousands of draws) reaching near it."""
+    top = float(np.abs(values).max())
+    if top > limit * (1 + 1e-5) or top < 0.8 * limit:
+        _fail(fw, task, "%s: max |w| %.4g, SPEC's uniform initialiser has limit %.4g",
+              name, top, limit)
+
+
+def check_native_initialisers(fw, task):
+    """The framework's own initial weights (init=native) follow SPEC's rules: glorot-uniform
+    kernels (the fan over a convolution's receptive field) and zero biases; for the GRU per
+    gate -- glorot-uniform input blocks, orthogonal recurrent blocks -- and the embedding
+    uniform(-0.05, 0.05). ResNet-50 (inference, any weights) is not checked."""
+    if task == "resnet50":
+        return
+    _, module, model = fw.build(task)
+    params = slots.export_from(fw.package, module, task, model)
+    for name, value in params.items():
+        value = np.asarray(value, np.float64)
+        if name.endswith("bias"):
+            if np.any(value):
+                _fail(fw, task, "%s is not zero at initialisation", name)
+        elif name == "embedding.weight":
+            _uniform_within(fw, task, name, value, spec.RNN.embedding_init_range)
+        elif name.startswith("gru."):
+            for gate, block in enumerate(np.split(value, 3, axis=1)):
+                label = "%s gate %d" % (name, gate)
+                if name == "gru.recurrent_weight":
+                    error = np.abs(block.T.dot(block) - np.eye(block.shape[1])).max()
+                    if error > 1e-4:
+                        _fail(fw, task, "%s is not orthogonal (|B'B - I| = %.2g)", label, error)
+                else:
+                    _uniform_within(fw, task, label, block,
+                                    np.sqrt(6.0 / (block.shape[0] + block.shape[1])))
+        elif value.ndim == 4:  # (out, in, kh, kw)
+            receptive = value.shape[2] * value.shape[3]
+            _uniform_within(fw, task, name, value,
+                            np.sqrt(6.0 / ((value.shape[0] + value.shape[1]) * receptive)))
+        else:  # dense (in, out)
+            _uniform_within(fw, task, name, value, np.sqrt(6.0 / sum(value.shape)))
+
+
 def check_deterministic_prediction(fw, task):
     """Inference mode: dropout off, batch norm on running statistics."""
     _, module, model = fw.build(task)
@@ -203,5 +246,6 @@ CHECKS = {
     "training_steps": check_training_steps,
     "weight_protocol": check_weight_protocol,
     "deterministic_prediction": check_deterministic_prediction,
+    "native_initialisers": check_native_initialisers,
 }
 TRAINING_ONLY = ("training_steps",)
