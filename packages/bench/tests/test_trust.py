@@ -75,9 +75,9 @@ def test_verify_as_the_readme_writes_it_hands_the_worker_absolute_paths(bench_en
     (report,) = (tmp_path / "results" / "verify").glob("*/verify.json")
     (check,) = json.loads(report.read_text())
     # the worker found its run.json and the neutral weights, and got as far as the fake
-    # framework, which has no weight loading (the real frameworks' sessions run verify fully)
+    # framework, which has no weight slots (the real frameworks' sessions run verify fully)
     assert "No such file" not in output and "FileNotFoundError" not in output, output
-    assert "load_weights" in check["detail"], check
+    assert "slots" in check["detail"], check
 
 
 # 4: no two runs share a directory
