@@ -40,7 +40,7 @@ run.json, the worker's input (``make_run`` builds one without the orchestrator, 
                 loads bench_shared.weights.initial_weights(task, seed), drawn by NumPy, into
                 the model through the weight protocol right after build_model; timed apart as
                 timings["init"]). Dropout masks stay each framework's own in both modes.
-    framework   {name, package, options, capabilities}
+    framework   {name, package, options, option_choices, capabilities}
     data        {arrays: name -> .npy path, limits: train/test/images -> example count}
     mode        "benchmark" (default) or "verify" (with ``verify``: weights, inputs, outputs,
                 train_steps, train_batch_size); output: where the worker writes its result
