@@ -14,6 +14,8 @@ from .rosetta import TaskView, pygments_css
 
 HERE = Path(__file__).resolve().parent
 
+REFERENCE = "torch"  # shown first in the code view (the backbone's framework)
+
 
 def _attrs(**attrs):
     return "".join(f' {k.rstrip("_").replace("_", "-")}="{escape(str(v))}"'
@@ -221,7 +223,9 @@ def code_section(views, reasons):
     for view in views:
         if len(view.sources) == 0:
             continue
-        shown = [s.id for s in view.sources[:2]]
+        # the project's reference framework (PyTorch) on the left where it is there
+        reference = view.source_of.get(REFERENCE)
+        shown = [s.id for s in sorted(view.sources, key=lambda s: s.id != reference)[:2]]
         first = {sid: next(fw for fw in view.frameworks if view.source_of[fw.name] == sid)
                  for sid in shown}
         out.append(f'<section class="rosetta" id="code-{escape(view.task)}" '
