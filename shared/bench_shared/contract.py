@@ -161,9 +161,10 @@ def check_run(run):
 def weight_protocol_missing(package, task_module):
     """What a package and its task module lack of the weight protocol (`tensors`, `slots`),
     which init=neutral and `verify` need; an empty list when nothing."""
-    missing = ["%s.tensors" % package.__name__ for _ in missing_functions(package, ["tensors"])]
-    return missing + ["%s.slots" % task_module.__name__
-                      for _ in missing_functions(task_module, ["slots"])]
+    return (["%s.%s" % (package.__name__, name)
+             for name in missing_functions(package, ["tensors"])]
+            + ["%s.%s" % (task_module.__name__, name)
+               for name in missing_functions(task_module, ["slots"])])
 
 
 def hook(module, name):

@@ -88,6 +88,37 @@ def trainable_count(task):
     return sum(int(np.prod(shape)) for name, shape in layout(task).items() if not is_buffer(name))
 
 
+def glorot_uniform(rng, shape, fan_in, fan_out):
+    limit = np.sqrt(6.0 / (fan_in + fan_out))
+    return rng.uniform(-limit, limit, shape)
+
+
+def glorot_uniform_kernel(rng, shape):
+    """A dense (in, out) or convolution (out, in, kh, kw) kernel, the fans over a
+    convolution's receptive field (SPEC's CNN rule)."""
+    receptive = int(np.prod(shape[2:]))
+    fan_in, fan_out = (shape[0], shape[1]) if len(shape) == 2 else (shape[1], shape[0])
+    return glorot_uniform(rng, shape, fan_in * receptive, fan_out * receptive)
+
+
+def he_normal(rng, shape):
+    """A convolution kernel (out, in, kh, kw), He-normal over its fan-in."""
+    return rng.normal(0.0, np.sqrt(2.0 / int(np.prod(shape[1:]))), shape)
+
+
+def orthogonal(rng, size):
+    """A random orthogonal matrix (Saxe et al.; Keras' and PyTorch's rule): QR of a Gaussian
+    matrix, the signs of R's diagonal moved into Q so that the draw is uniform."""
+    q, r = np.linalg.qr(rng.normal(0.0, 1.0, (size, size)))
+    return q * np.sign(np.diag(r))
+
+
+def per_gate(draw, *args):
+    """A GRU kernel (rows, 3 * units) drawn gate by gate (r, z, n): draw(*args) gives one
+    gate's (rows, units) block."""
+    return np.concatenate([draw(*args) for _ in range(3)], axis=1)
+
+
 def random_weights(task, seed=0):
     """Deterministic random neutral weights whose activations stay in range: the equivalence
     check's (`verify`), not SPEC's initialisers (those are `initial_weights`).
@@ -109,41 +140,18 @@ def random_weights(task, seed=0):
             value = rng.uniform(0.5, 1.5, shape)
         elif field == "bias" or name.startswith("gru.") and "bias" in name:
             value = rng.uniform(-0.1, 0.1, shape)
-        elif len(shape) == 4 and task == "resnet50":  # He-normal over the kernel's fan-in
-            fan_in = shape[1] * shape[2] * shape[3]
-            value = rng.normal(0.0, np.sqrt(2.0 / fan_in), shape)
-        elif len(shape) == 4:  # glorot-uniform, SPEC's CNN rule
-            receptive = shape[2] * shape[3]
-            limit = np.sqrt(6.0 / ((shape[0] + shape[1]) * receptive))
-            value = rng.uniform(-limit, limit, shape)
+        elif len(shape) == 4 and task == "resnet50":
+            value = he_normal(rng, shape)
         elif name == "embedding.weight":
             value = rng.uniform(-0.5, 0.5, shape)
-        else:  # dense and GRU kernels (in, out): glorot-uniform
-            limit = np.sqrt(6.0 / (shape[0] + shape[1]))
-            value = rng.uniform(-limit, limit, shape)
+        else:  # convolution, dense and GRU kernels: glorot-uniform
+            value = glorot_uniform_kernel(rng, shape)
         params[name] = value.astype(np.float32)
     if task == "resnet50":  # keep the residual sum in range: damp each block's last BN
         for name in params:
             if name.endswith("bn3.gamma"):
                 params[name] *= np.float32(0.2)
     return params
-
-
-def _glorot_uniform(rng, shape, fan_in, fan_out):
-    limit = np.sqrt(6.0 / (fan_in + fan_out))
-    return rng.uniform(-limit, limit, shape)
-
-
-def _orthogonal(rng, size):
-    """A random orthogonal matrix (Saxe et al.; Keras' and PyTorch's rule): QR of a Gaussian
-    matrix, the signs of R's diagonal moved into Q so that the draw is uniform."""
-    q, r = np.linalg.qr(rng.normal(0.0, 1.0, (size, size)))
-    return q * np.sign(np.diag(r))
-
-
-def _gru_gates(rng, rows, units, draw):
-    """A GRU kernel (rows, 3*units) drawn gate by gate (r, z, n), each block on its own."""
-    return np.concatenate([draw(rng, rows, units) for _ in range(3)], axis=1)
 
 
 def initial_weights(task, seed):
@@ -164,23 +172,16 @@ def initial_weights(task, seed):
         elif field in ("beta", "mean") or "bias" in field:
             value = np.zeros(shape)
         elif len(shape) == 4 and task == "resnet50":
-            fan_in = shape[1] * shape[2] * shape[3]
-            value = rng.normal(0.0, np.sqrt(2.0 / fan_in), shape)
-        elif len(shape) == 4:
-            receptive = shape[2] * shape[3]
-            value = _glorot_uniform(rng, shape, shape[1] * receptive, shape[0] * receptive)
+            value = he_normal(rng, shape)
         elif name == "embedding.weight":
             limit = spec.RNN.embedding_init_range
             value = rng.uniform(-limit, limit, shape)
         elif name == "gru.input_weight":
-            value = _gru_gates(rng, shape[0], spec.RNN.hidden_units,
-                               lambda g, rows, units: _glorot_uniform(g, (rows, units), rows,
-                                                                      units))
+            value = per_gate(glorot_uniform_kernel, rng, (shape[0], spec.RNN.hidden_units))
         elif name == "gru.recurrent_weight":
-            value = _gru_gates(rng, shape[0], spec.RNN.hidden_units,
-                               lambda g, rows, units: _orthogonal(g, units))
-        else:  # dense kernels (in, out)
-            value = _glorot_uniform(rng, shape, shape[0], shape[1])
+            value = per_gate(orthogonal, rng, spec.RNN.hidden_units)
+        else:  # convolution and dense kernels
+            value = glorot_uniform_kernel(rng, shape)
         params[name] = np.asarray(value, np.float32)
     return params
 

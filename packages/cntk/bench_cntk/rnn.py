@@ -4,6 +4,7 @@ cuDNN form on the CPU; `optimized_rnnstack` (CNTK's cuDNN GRU) needs a GPU, whic
 build has not."""
 import numpy as np
 
+from bench_shared import weights as neutral
 from bench_shared.spec import RNN
 
 from . import cntk_module, common, weights
@@ -21,8 +22,9 @@ def gru_last_state(units, seed):
     the same way layers.GRU is. The input projection of all steps is one Dense before the loop.
     """
     rng = np.random.RandomState(seed)
+    orthogonal = neutral.per_gate(neutral.orthogonal, rng, units)  # gate by gate
     recurrent = C.Parameter((units, 3 * units), name="recurrent_weight",
-                            init=np.concatenate([orthogonal(rng, units) for _ in range(3)], 1))
+                            init=orthogonal.astype(np.float32))
     recurrent_bias = C.Parameter((3 * units,), init=0, name="recurrent_bias")
 
     def step(h, x_proj):
@@ -33,16 +35,6 @@ def gru_last_state(units, seed):
         return (1 - z) * n + z * h
 
     return L.Fold(step), recurrent, recurrent_bias  # zero initial state, the state at t = 150
-
-
-def orthogonal(rng, n):
-    q, r = np.linalg.qr(rng.normal(0.0, 1.0, (n, n)))
-    return (q * np.sign(np.diag(r))).astype(np.float32)
-
-
-def glorot(rng, fan_in, fan_out):  # glorot-uniform
-    limit = np.sqrt(6.0 / (fan_in + fan_out))
-    return rng.uniform(-limit, limit, (fan_in, fan_out)).astype(np.float32)
 
 
 def build_model(run):
@@ -63,7 +55,8 @@ def build_model(run):
     tokens = C.sequence.input_variable(1)
     net = dense(fold(project(C.reshape(C.gather(embedding, tokens), (e,)))))
     # glorot-uniform per gate (layers.Dense's would span all three gates), zero biases
-    project.W.value = np.concatenate([glorot(rng, e, h) for _ in range(3)], 1)
+    glorot = neutral.per_gate(neutral.glorot_uniform_kernel, rng, (e, h))
+    project.W.value = glorot.astype(np.float32)
     named = [("embedding.weight", embedding), ("gru.input_weight", project.W),
              ("gru.recurrent_weight", recurrent), ("gru.input_bias", project.b),
              ("gru.recurrent_bias", recurrent_bias), ("dense.weight", dense.W),
