@@ -136,12 +136,18 @@ def test_a_second_sweep_into_the_same_directory_waits_for_the_first(bench_env, t
 
 
 # 6: SIGTERM like Ctrl-C; a worker dies with its orchestrator
-@linux_only
-def test_sigterm_records_the_run_and_kills_the_worker(bench_env, tmp_path):
+def start_hanging_worker(bench_env, tmp_path):
+    """A run whose fake worker hangs: (orchestrator process, worker pid, output so far)."""
     proc = start([*FAST, "task=cnn", "framework.options.fault=hang"], bench_env, tmp_path)
     lines = []
     assert read_until(proc, "fake: hanging", lines), "".join(lines)
     (worker,) = children(proc.pid)
+    return proc, worker, lines
+
+
+@linux_only
+def test_sigterm_records_the_run_and_kills_the_worker(bench_env, tmp_path):
+    proc, worker, lines = start_hanging_worker(bench_env, tmp_path)
     proc.send_signal(signal.SIGTERM)
     output = "".join(lines) + proc.communicate(timeout=60)[0]
     assert proc.returncode == 143, output
@@ -155,10 +161,7 @@ def test_sigterm_records_the_run_and_kills_the_worker(bench_env, tmp_path):
 
 @linux_only
 def test_sigkill_of_the_orchestrator_takes_the_worker_with_it(bench_env, tmp_path):
-    proc = start([*FAST, "task=cnn", "framework.options.fault=hang"], bench_env, tmp_path)
-    lines = []
-    assert read_until(proc, "fake: hanging", lines), "".join(lines)
-    (worker,) = children(proc.pid)
+    proc, worker, lines = start_hanging_worker(bench_env, tmp_path)
     proc.kill()
     proc.wait(timeout=30)
     try:
