@@ -110,7 +110,8 @@ FRAMEWORKS = {
         # README's plain install does the same); `import chainer` needs numpy.distutils.
         "build_requires": ["setuptools<70", "wheel"],
         "requires": ["numpy==1.23.5", "setuptools<70", "chainer==7.8.1"],
-    },    "cntk": {
+    },
+    "cntk": {
         # CNTK 2.7 (2019, its last release) has wheels for CPython <= 3.6 only: built from a
         # Python 3.6 found on the machine, with the last pip for 3.6; the runtime's own tests
         # run there too (shared/ proves itself on 3.6); cntk_e2e runs `python -m bench
