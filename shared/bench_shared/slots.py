@@ -48,6 +48,12 @@ class Slot(object):
         self.from_native = from_native or identity
 
     @classmethod
+    def whole(cls, key, transposed=False):
+        """A neutral tensor held whole by `key`, as a (out, in) kernel where `transposed` (the
+        neutral format's dense and recurrent kernels are (in, out)), else in the same layout."""
+        return cls(key, transpose, transpose) if transposed else cls(key)
+
+    @classmethod
     def split_over(cls, keys, to_native, from_native):
         """One neutral tensor over several native tensors, one array each."""
         slot = cls(None, to_native, from_native)

@@ -62,8 +62,7 @@ def slots(task):
             continue
         path = _resnet_path(prefix) if task == "resnet50" else "/" + prefix
         attr = BATCH_NORM[field] if field in BATCH_NORM else {"weight": "W", "bias": "b"}[field]
-        table[name] = protocol.Slot(path + "/" + attr, *(2 * [protocol.transpose]
-                                                         if name in TRANSPOSED else []))
+        table[name] = protocol.Slot.whole(path + "/" + attr, name in TRANSPOSED)
     return table
 
 

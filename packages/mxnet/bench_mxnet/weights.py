@@ -28,9 +28,7 @@ AUX = {"mean": "moving_mean", "var": "moving_var"}  # batch norm's auxiliary sta
 
 def slot(name, key):
     """The slot of a neutral tensor held whole by the native tensor `key`."""
-    if name in TRANSPOSED:
-        return protocol.Slot(key, protocol.transpose, protocol.transpose)
-    return protocol.Slot(key)
+    return protocol.Slot.whole(key, name in TRANSPOSED)
 
 
 # --- Gluon: one Parameter per neutral tensor, keyed by its name ---

@@ -33,8 +33,7 @@ def torch_name(name):
 def slots(task):
     """Neutral name -> the state-dict entry PyTorch's module naming gives it."""
     return collections.OrderedDict(
-        (name, protocol.Slot(torch_name(name), *(2 * [protocol.transpose]
-                                                 if name in TRANSPOSED else [])))
+        (name, protocol.Slot.whole(torch_name(name), name in TRANSPOSED))
         for name in neutral.layout(task))
 
 
