@@ -132,6 +132,16 @@ FRAMEWORKS = {
         "test_env": {"LD_LIBRARY_PATH": "{venv}/lib/bench-mpi-shim"},
         "pytest_args": ["-W", "ignore::DeprecationWarning"],  # CNTK's inspect.getargspec
     },
+    "onnxruntime": {
+        # an inference runtime: resnet50 only; the graph is built from the neutral weights
+        # with onnx's helpers (no other framework); the CPU wheel (onnxruntime-gpu for CUDA:
+        # BENCH_ONNXRUNTIME_REQUIREMENT=onnxruntime-gpu==1.32.0)
+        "frameworks": ["onnxruntime"],
+        "python": None,
+        "package": "packages/onnxruntime",
+        "requires": [os.environ.get("BENCH_ONNXRUNTIME_REQUIREMENT", "onnxruntime==1.32.0"),
+                     "onnx==1.23.2", "numpy"],
+    },
 }
 
 

@@ -86,6 +86,7 @@ def framework_section(declared):
             "options": dict(declared.get("options") or {}),
             "option_choices": dict(declared.get("option_choices") or {}),
             "capabilities": {"tasks": list(caps.get("tasks", [])),
+                             "tasks_reason": caps.get("tasks_reason") or "",
                              "precisions": dict(caps.get("precisions", {})),
                              "task_precisions": dict(caps.get("task_precisions") or {})}}
 
@@ -111,8 +112,9 @@ def unsupported(capabilities, framework, task, device, precision):
     """None when the declaration covers the combination, else the reason, naming what is."""
     tasks, precisions = capabilities["tasks"], capabilities["precisions"]
     if task not in tasks:
-        return ("task=%s is not supported by framework=%s; supported tasks: %s"
-                % (task, framework, ", ".join(tasks)))
+        why = capabilities.get("tasks_reason")  # e.g. an inference runtime's
+        return ("task=%s is not supported by framework=%s%s; supported tasks: %s"
+                % (task, framework, " (%s)" % why if why else "", ", ".join(tasks)))
     if device not in precisions:
         return ("device=%s is not supported by framework=%s; supported devices: %s"
                 % (device, framework, ", ".join(precisions)))

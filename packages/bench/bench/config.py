@@ -73,6 +73,7 @@ class Resnet50Task(TaskConfig):
 @dataclass
 class Capabilities:
     tasks: List[str] = MISSING
+    tasks_reason: str = ""  # why a task is missing (an inference runtime): said on refusal
     precisions: Dict[str, List[str]] = MISSING  # device -> precisions
     # narrower lists for some tasks: task -> device -> precisions (e.g. no bf16 GRU)
     task_precisions: Dict[str, Dict[str, List[str]]] = field(default_factory=dict)

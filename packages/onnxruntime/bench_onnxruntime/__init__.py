@@ -1,0 +1,137 @@
+"""ONNX Runtime for Rosetta Bench: session options, execution providers and the device sync.
+
+An inference runtime: it runs an ONNX graph, it does not train (conf/framework/onnxruntime.yaml
+declares resnet50 only). setup() turns the run's options into the SessionOptions and the
+provider list every InferenceSession of this worker is created with (common.Model).
+"""
+import os
+
+import onnxruntime as ort
+
+from .weights import tensors  # noqa: F401  the model's initializers (weight protocol)
+
+# capabilities and options: conf/framework/onnxruntime.yaml (checked before setup() by the runtime)
+OPTIMIZATION_LEVELS = {"disable": ort.GraphOptimizationLevel.ORT_DISABLE_ALL,
+                       "basic": ort.GraphOptimizationLevel.ORT_ENABLE_BASIC,
+                       "extended": ort.GraphOptimizationLevel.ORT_ENABLE_EXTENDED,
+                       "layout": ort.GraphOptimizationLevel.ORT_ENABLE_LAYOUT,
+                       "all": ort.GraphOptimizationLevel.ORT_ENABLE_ALL}
+EXECUTION_MODES = {"sequential": ort.ExecutionMode.ORT_SEQUENTIAL,
+                   "parallel": ort.ExecutionMode.ORT_PARALLEL}
+
+# the ONNX operator set the graphs are written in (every op used here has its current form
+# from opset 15 on; ORT 1.32 runs opsets up to 23)
+OPSET = 17
+
+_session = {"options": None, "providers": ["CPUExecutionProvider"], "device": ("cpu", 0)}
+
+
+def session_options():
+    """A fresh copy of the run's SessionOptions (ORT keeps a reference per session)."""
+    return _session["options"]()
+
+
+def providers():
+    return list(_session["providers"])
+
+
+def sync():
+    """InferenceSession.run returns host arrays: nothing is left queued on the device."""
+
+
+def versions():
+    import onnx
+
+    return {"onnxruntime": ort.__version__, "onnx": onnx.__version__,
+            "device": ort.get_device(), "available_providers": ort.get_available_providers()}
+
+
+def setup(run):
+    """The session options and providers of this worker's sessions; what was applied."""
+    options = run["framework"]["options"]
+    if run["device"]["name"] == "gpu":
+        if "CUDAExecutionProvider" not in ort.get_available_providers():
+            raise NotImplementedError(
+                "device=gpu is not supported by this onnxruntime %s (%s): its providers are %s; "
+                "install the CUDA build, e.g. BENCH_ONNXRUNTIME_REQUIREMENT=onnxruntime-gpu==%s "
+                "nox -s onnxruntime --install-only" % (
+                    ort.__version__, ort.get_device(), ", ".join(ort.get_available_providers()),
+                    ort.__version__))
+        # CPU after CUDA: ORT places the nodes CUDA lacks there; common.Model refuses a
+        # session that fell back to the CPU as a whole
+        index = run["device"]["index"]
+        _session["providers"] = [("CUDAExecutionProvider", {"device_id": index}),
+                                 "CPUExecutionProvider"]
+        _session["device"] = ("cuda", index)
+    else:
+        _session["providers"] = ["CPUExecutionProvider"]
+        _session["device"] = ("cpu", 0)
+    threads = options["threads"] or len(os.sched_getaffinity(0))
+
+    def make():
+        so = ort.SessionOptions()
+        so.intra_op_num_threads = threads  # ORT's 0 means its own choice: set, so recorded
+        so.inter_op_num_threads = options["interop_threads"]  # used by execution_mode=parallel
+        so.execution_mode = EXECUTION_MODES[options["execution_mode"]]
+        # Conv+BatchNormalization folding, Conv+Relu fusion, NCHWc layouts: applied once, when
+        # the session is created (in the untimed warm-up pass, like torch.compile)
+        so.graph_optimization_level = OPTIMIZATION_LEVELS[options["graph_optimization"]]
+        # denormals cost ~100x on x86 CPUs; a random-weight ResNet produces them
+        so.add_session_config_entry("session.set_denormal_as_zero",
+                                    "1" if options["denormal_as_zero"] else "0")
+        return so
+
+    _session["options"] = make
+    so = make()
+    settings = {
+        "device": run["device"]["name"],
+        "providers": [p if isinstance(p, str) else p[0] for p in _session["providers"]],
+        "threads": so.intra_op_num_threads,
+        "interop_threads": so.inter_op_num_threads,
+        "execution_mode": str(so.execution_mode).split(".")[-1],
+        "graph_optimization_level": str(so.graph_optimization_level).split(".")[-1],
+    }
+    settings.update({k: v for k, v in options.items() if k not in settings})
+    return settings
+
+
+def count_parameters(model):
+    """Convolution kernels and batch norm's scale and bias (SPEC's PyTorch convention): every
+    initializer but the running statistics."""
+    return sum(int(v.size) for k, v in model.initializers.items()
+               if not k.endswith((".input_mean", ".input_var")))
+
+
+def peak_flops(precision, size=2048, repeats=10):
+    """Measured dense matrix-multiply throughput of a one-MatMul session with the run's
+    options and providers (FLOP/s): the denominator of the utilisation figure. Operands and
+    result stay on the device (I/O binding). Run after the benchmark, untimed."""
+    import time
+
+    import numpy as np
+    from onnx import TensorProto, helper
+
+    graph = helper.make_graph(
+        [helper.make_node("MatMul", ["a", "b"], ["c"])], "matmul",
+        [helper.make_tensor_value_info(n, TensorProto.FLOAT, [size, size]) for n in "ab"],
+        [helper.make_tensor_value_info("c", TensorProto.FLOAT, [size, size])])
+    proto = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)])
+    session = ort.InferenceSession(proto.SerializeToString(), session_options(), providers())
+    device, index = _session["device"]
+    binding = session.io_binding()
+    for name in "ab":
+        value = np.random.RandomState(0).randn(size, size).astype(np.float32)
+        binding.bind_ortvalue_input(name, ort.OrtValue.ortvalue_from_numpy(value, device, index))
+    binding.bind_output("c", device, index)
+    session.run_with_iobinding(binding)  # warm-up
+    binding.synchronize_outputs()
+    start = time.perf_counter()
+    for _ in range(repeats):
+        session.run_with_iobinding(binding)
+    binding.synchronize_outputs()
+    return 2.0 * size ** 3 * repeats / (time.perf_counter() - start)
+
+
+def memory_stats():
+    """None: ORT's Python API exposes no peak of its device allocator."""
+    return None
