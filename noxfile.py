@@ -134,8 +134,8 @@ FRAMEWORKS = {
     },
     "onnxruntime": {
         # an inference runtime: resnet50 only; the graph is built from the neutral weights
-        # with onnx's helpers (no other framework); the CPU wheel (onnxruntime-gpu for CUDA:
-        # BENCH_ONNXRUNTIME_REQUIREMENT=onnxruntime-gpu==1.32.0)
+        # with onnx's helpers (no other framework). The CPU wheel here; for CUDA
+        # BENCH_ONNXRUNTIME_REQUIREMENT=onnxruntime-gpu==<version> (a separate distribution)
         "frameworks": ["onnxruntime"],
         "python": None,
         "package": "packages/onnxruntime",

@@ -19,15 +19,16 @@ OPTIMIZATION_LEVELS = {"disable": ort.GraphOptimizationLevel.ORT_DISABLE_ALL,
 EXECUTION_MODES = {"sequential": ort.ExecutionMode.ORT_SEQUENTIAL,
                    "parallel": ort.ExecutionMode.ORT_PARALLEL}
 
-# the ONNX operator set the graphs are written in (every op used here has its current form
-# from opset 15 on; ORT 1.32 runs opsets up to 23)
+# the ONNX operator set the graphs are written in: later opsets only widen the types these
+# ops accept, and every ONNX Runtime of the last years runs 17
 OPSET = 17
 
 _session = {"options": None, "providers": ["CPUExecutionProvider"], "device": ("cpu", 0)}
 
 
 def session_options():
-    """A fresh copy of the run's SessionOptions (ORT keeps a reference per session)."""
+    """Fresh SessionOptions with the run's settings, one per session (a session may add its
+    own, e.g. optimized_model_filepath)."""
     return _session["options"]()
 
 
@@ -53,10 +54,9 @@ def setup(run):
         if "CUDAExecutionProvider" not in ort.get_available_providers():
             raise NotImplementedError(
                 "device=gpu is not supported by this onnxruntime %s (%s): its providers are %s; "
-                "install the CUDA build, e.g. BENCH_ONNXRUNTIME_REQUIREMENT=onnxruntime-gpu==%s "
-                "nox -s onnxruntime --install-only" % (
-                    ort.__version__, ort.get_device(), ", ".join(ort.get_available_providers()),
-                    ort.__version__))
+                "install the CUDA build in its place, BENCH_ONNXRUNTIME_REQUIREMENT="
+                "onnxruntime-gpu==<version> nox -s onnxruntime --install-only" % (
+                    ort.__version__, ort.get_device(), ", ".join(ort.get_available_providers())))
         # CPU after CUDA: ORT places the nodes CUDA lacks there; common.Model refuses a
         # session that fell back to the CPU as a whole
         index = run["device"]["index"]
