@@ -2,7 +2,9 @@
 
 A framework package -- ``bench_<fw>``, or a subpackage where one package serves several API
 styles (``bench_mxnet.gluon``) -- is declared by ``conf/framework/<fw>.yaml`` (its name,
-package, capabilities: tasks, devices and precisions, and its typed options) and provides:
+package, capabilities: tasks -- with `tasks_reason` where some are missing by nature, as an
+inference runtime's training tasks, said when one is refused -- devices and precisions, and its
+typed options) and provides:
 
     setup(run) -> dict          apply the run's device, threads and options; what was applied
     versions() -> dict          the framework's and its libraries' versions

@@ -112,6 +112,19 @@ def test_a_task_may_narrow_the_precisions_of_its_device():
                                   "task=rnn on device=cpu; supported there: fp32")
 
 
+def test_a_refused_task_says_why_where_the_framework_declares_it():
+    narrow = ["framework.capabilities.tasks=[resnet50]",
+              "framework.capabilities.tasks_reason='an inference runtime'"]
+    with pytest.raises(bench.errors.UnsupportedError) as refused:
+        capabilities.check(compose_typed("framework=torch", "task=cnn", *narrow))
+    assert str(refused.value) == ("task=cnn is not supported by framework=torch (an inference "
+                                  "runtime); supported tasks: resnet50")
+    with pytest.raises(bench.errors.UnsupportedError) as refused:
+        capabilities.check(compose_typed("framework=torch", "task=cnn", narrow[0]))
+    assert str(refused.value) == ("task=cnn is not supported by framework=torch; supported "
+                                  "tasks: resnet50")
+
+
 def test_task_framework_tweaks_apply_to_their_combination_only():
     assert compose_typed("task=resnet50", "framework=torch").framework.options["compile"] is True
     assert compose_typed("task=cnn", "framework=torch").framework.options["compile"] is False
