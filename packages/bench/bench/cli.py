@@ -49,10 +49,13 @@ def _terminate(signum, frame):
 SUBCOMMANDS = {"verify": "bench.verify", "prepare": "bench.prepare", "report": "bench.report"}
 
 
-def exit_status(statuses) -> int:
+def exit_status(statuses, preset_grid=False) -> int:
+    """1: something failed; 2: something was refused, unless the sweep is a preset comparison
+    grid (`comparison=...`), whose refused cells are its table's blanks (e.g. an inference
+    runtime's training tasks), listed in the summary."""
     if "failed" in statuses or "invalid" in statuses:
         return 1
-    return 2 if "unsupported" in statuses else 0
+    return 2 if "unsupported" in statuses and not preset_grid else 0
 
 
 def main() -> int:
@@ -87,7 +90,9 @@ def main() -> int:
         return 1
     # a sweep's status is that of every result in its directory (the end-of-sweep summary
     # read them): its jobs may have run in other processes (submitit)
-    return exit_status(sweep.last_statuses if sweep.last_statuses is not None else _statuses)
+    preset_grid = any(arg.startswith("comparison=") for arg in sys.argv[1:])
+    return exit_status(sweep.last_statuses if sweep.last_statuses is not None else _statuses,
+                       preset_grid)
 
 
 def console_main() -> None:

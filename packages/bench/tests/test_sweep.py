@@ -204,6 +204,17 @@ def test_comparison_preset_narrowed_on_the_command_line(run_bench):
     assert json.loads(path.read_text())["config"]["preset"]["name"] == "smoke"
 
 
+def test_refused_cells_of_a_comparison_preset_are_its_blanks(run_bench):
+    """An inference runtime's cnn/rnn in comparison=full are blanks of the table, not an
+    error; the same refusal in a user's own sweep exits 2."""
+    preset = run_bench("-m", "comparison=smoke", "framework=fake", "task=rnn", "precision=bf16")
+    assert preset.returncode == 0, preset.output
+    (path,) = preset.result_paths
+    assert json.loads(path.read_text())["status"] == "unsupported"
+    own = run_bench("-m", "framework=fake", "task=rnn", "precision=bf16", *SMOKE)
+    assert own.returncode == 2, own.output
+
+
 def test_bad_sweep_name_is_one_line(run_bench):
     run = run_bench("-m", "sweep=a/b", "framework=fake", *SMOKE)
     assert run.returncode == 2
