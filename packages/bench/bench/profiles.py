@@ -3,7 +3,8 @@ task, device and precision, and how a run with `tuned=true` applies it.
 
 A profile holds option values (`options`) and environment variables (`env`) for the
 framework's workers. A run with `tuned=true` takes them on top of its composed config, except
-options its own command line sets (those win, and the record says so); result.json's
+options its own command line sets (those win, and the record says so) other than as the
+tune's own command line did (its base, which the measured choice replaces); result.json's
 `tuning` names the profile file and the values that ran. Precision is never part of a
 profile: it is the run's own axis.
 """
@@ -30,9 +31,10 @@ def tune_command(framework, task, device, precision):
             f"precision={precision}")
 
 
-def _command_line_options(overrides):
-    """framework.options.<name> keys set on the run's command line."""
-    keys = (o.split("=", 1)[0].lstrip("+~") for o in overrides or ())
+def _command_line_options(overrides, tuned_from):
+    """framework.options.<name> keys set on the run's command line, less those set the same
+    way on the tune's (the base its candidates were measured from: the profile replaces it)."""
+    keys = (o.split("=", 1)[0].lstrip("+~") for o in overrides or () if o not in tuned_from)
     return {k.removeprefix("framework.options.") for k in keys
             if k.startswith("framework.options.")}
 
@@ -61,7 +63,7 @@ def apply(cfg, overrides=()):
     if unknown:
         raise ConfigError(f"tuned=true: {path} sets {', '.join(unknown)}, which "
                           f"framework={fw} no longer has; run `{command}` again")
-    kept = _command_line_options(overrides)
+    kept = _command_line_options(overrides, profile.get("overrides") or ())
     applied = {k: v for k, v in profile["options"].items() if k not in kept}
     cfg.framework.options.update(applied)
     cfg.framework.env.update(profile["env"])

@@ -274,10 +274,11 @@ class Tune:
 
     def fingerprint(self):
         """What a measured round depends on; a working file of another tune is not reused."""
-        return {"framework": self.framework, "task": self.task, "device": self.device,
-                "precision": self.precision, "host": self.key,
-                "config": OmegaConf.to_container(self.base, resolve=True),
-                "dimensions": [dataclasses.asdict(d) for d in self.dims]}
+        fingerprint = {"framework": self.framework, "task": self.task, "device": self.device,
+                       "precision": self.precision, "host": self.key,
+                       "config": OmegaConf.to_container(self.base, resolve=True),
+                       "dimensions": [dataclasses.asdict(d) for d in self.dims]}
+        return json.loads(json.dumps(fingerprint))  # as the working file holds it
 
     # -- measuring -----------------------------------------------------------------------
 
