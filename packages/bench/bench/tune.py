@@ -200,7 +200,7 @@ class Work:
         self.measurements.append(m)
         self.index[self._key(m)] = m
         hostfiles.write_json(self.path, {"fingerprint": self.fingerprint,
-                                                  "measurements": self.measurements})
+                                         "measurements": self.measurements})
 
 
 @contextlib.contextmanager
@@ -283,9 +283,8 @@ class Tune:
     # -- measuring -----------------------------------------------------------------------
 
     def say(self, text):
-        if self.bar is not None and not self.bar.disable:
-            self.bar.write(text, file=sys.stderr)
-        print(text, flush=True)
+        tqdm.write(text, file=sys.stdout)  # above the progress bar, where there is one
+        sys.stdout.flush()
 
     def run_one(self, stage, settings, precision, rnd):
         node = copy.deepcopy(self.node(None if precision == self.precision else precision))

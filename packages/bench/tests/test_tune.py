@@ -61,6 +61,31 @@ def test_tune_picks_the_faster_candidate_that_learns_and_tuned_true_applies_it(
     assert mine.result["framework"]["settings"]["delay_ms"] == 0.0
 
 
+def test_coordinate_search_holds_the_best_so_far_and_confirms_against_the_default(
+        run_bench, own_cache):
+    env, _ = own_cache
+    run = run_bench("tune", "framework=fake", "task=rnn", "framework.options.delay_ms=100",
+                    *SMALL, "--rounds", "1", "--search", "coordinate", env=env)
+    assert run.returncode == 0, run.output
+    assert "coordinate search over delay_ms {100.0, 0.0}, skip_training {false, true}" \
+        in run.output
+    profile_path = profile_of(run.output)
+    profile = json.loads(profile_path.read_text())
+    assert profile["options"] == {"delay_ms": 0.0, "skip_training": False}
+    assert profile["search"] == "coordinate"
+    rounds = json.loads(profiles_rounds(profile_path).read_text())["measurements"]
+    stages = {}
+    for m in rounds:
+        stages.setdefault(m["stage"], []).append(m["settings"]["options"])
+    assert list(stages) == ["options.delay_ms", "options.skip_training", "confirm"]
+    # the second switch is tried with the first at its best value so far
+    assert stages["options.skip_training"] == [{"delay_ms": 0.0, "skip_training": False},
+                                               {"delay_ms": 0.0, "skip_training": True}]
+    # and the result once more against the default, in the same window
+    assert stages["confirm"] == [{"delay_ms": 100.0, "skip_training": False},
+                                 {"delay_ms": 0.0, "skip_training": False}]
+
+
 def profiles_rounds(profile_path):
     return profile_path.with_name(profile_path.stem + ".rounds.json")
 
