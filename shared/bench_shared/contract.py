@@ -44,8 +44,9 @@ run.json, the worker's input (``make_run`` builds one without the orchestrator, 
                 timings["init"]). Dropout masks stay each framework's own in both modes.
     framework   {name, package, options, option_choices, capabilities}
     data        {arrays: name -> .npy path, limits: train/test/images -> example count}
-    mode        "benchmark" (default) or "verify" (with ``verify``: weights, inputs, outputs,
-                train_steps, train_batch_size); output: where the worker writes its result
+    mode        "benchmark" (default), "verify" (with ``verify``: weights, inputs, outputs,
+                train_steps, train_batch_size) or "peak" (after setup, only the package's
+                peak_flops at the run's precision); output: where the worker writes its result
 """
 import copy
 

@@ -155,6 +155,18 @@ def run_verify(run, fw, task, arrays, stopwatch, result):
     return model
 
 
+def measure_peak(run, fw, result):
+    """mode "peak": the package's dense-matmul FLOP/s at the run's precision, nothing else
+    (the host peak, bench.peak); a package without the hook says so as `unsupported`."""
+    peak_flops = contract.hook(fw, "peak_flops")
+    if peak_flops is None:
+        raise NotImplementedError("%s has no peak_flops(precision) hook"
+                                  % run["framework"]["package"])
+    result["peak_flops"] = peak_flops(run["precision"])
+    result["status"] = "ok"
+    return result
+
+
 def peak_rss_bytes():
     try:
         import resource
@@ -173,6 +185,8 @@ def execute(run):
         fw = importlib.import_module(run["framework"]["package"])
         result["framework"] = {"versions": fw.versions()}
         result["framework"]["settings"] = fw.setup(run)
+        if run.get("mode") == "peak":
+            return measure_peak(run, fw, result), EXIT_OK
         task = importlib.import_module(run["framework"]["package"] + "." + run["task"]["name"])
         stopwatch = Stopwatch(fw.sync)
         start = time.perf_counter()

@@ -14,13 +14,15 @@ from . import (
     data,
     environments,
     launch,
+    peak,
+    profiles,
     project_dir,
     results,
     sizes,
     sysinfo,
 )
 from .config import Config
-from .errors import BenchError, Terminated
+from .errors import BenchError, ConfigError, Terminated
 
 
 def effective_task(cfg: Config):
@@ -96,8 +98,16 @@ def run_benchmark(cfg: Config, config_dict, run_dir: Path, overrides=None):
 
 def _run(cfg, run_dir, result):
     run_dir.mkdir(parents=True, exist_ok=True)
+    no_profile = None
+    if cfg.tuned:  # before anything reads the options or the environment
+        try:
+            result["tuning"] = profiles.apply(cfg, result.get("overrides"))
+        except ConfigError as exc:
+            no_profile = exc  # raised once the host is recorded: the result says where
     env = worker_environment(cfg)
     result["host"] = sysinfo.host(project_dir(), env, cfg.framework.speed_variables)
+    if no_profile:
+        raise no_profile
     sizes.check(cfg)
     capabilities.check(cfg)
     python, found_by = environments.find_python(cfg.framework)
@@ -116,7 +126,9 @@ def _run(cfg, run_dir, result):
         invalid = f"the worker reported ok but exited with status {raw['exit_code']}"
     if invalid:
         result["status"], result["error"] = "invalid", invalid
-    result["stats"] = results.derive(result, run["task"])
+    host_peak = peak.load(cfg.data.cache_dir, cfg.device.name, cfg.device.index)
+    result["host_peak"] = peak.record(host_peak, cfg.precision.name)
+    result["stats"] = results.derive(result, run["task"], result["host_peak"])
     if raw.get("interrupted"):
         raise Terminated() if raw["interrupted"] == "SIGTERM" else KeyboardInterrupt()
     return _finish(result, run_dir)

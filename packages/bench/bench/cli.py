@@ -1,7 +1,9 @@
 """`python -m bench`: Hydra turns the command line into typed configs for bench.app (a
 multirun, `-m`, is a sweep: bench.sweep); `python -m bench prepare ...` only prepares data
 (bench.prepare), `python -m bench verify` runs the equivalence check (bench.verify),
-`python -m bench report ...` tabulates result files (bench.report)."""
+`python -m bench report ...` tabulates result files (bench.report), `python -m bench tune ...`
+finds this host's fastest settings (bench.tune), `python -m bench peak` measures its peak
+matrix-multiply FLOP/s (bench.peak)."""
 import signal
 import sys
 from pathlib import Path
@@ -46,7 +48,8 @@ def _terminate(signum, frame):
     raise Terminated()
 
 
-SUBCOMMANDS = {"verify": "bench.verify", "prepare": "bench.prepare", "report": "bench.report"}
+SUBCOMMANDS = {"verify": "bench.verify", "prepare": "bench.prepare", "report": "bench.report",
+               "tune": "bench.tune", "peak": "bench.peak"}
 
 
 def exit_status(statuses, preset_grid=False) -> int:

@@ -80,6 +80,19 @@ class Capabilities:
 
 
 @dataclass
+class TuningConfig:
+    """What `python -m bench tune` may try (bench/tune.py); the composed value of each is
+    always the default candidate, so a list need not repeat it."""
+
+    # option -> candidate values: keys and value types are fixed by the framework's options
+    # (<name>_tuning_options, made by framework_schema below); an empty list is not tuned
+    options: Any = field(default_factory=dict)
+    # environment variable of its workers -> candidate values, only variables its libraries
+    # read (e.g. OMP_WAIT_POLICY where it links GNU OpenMP); the default is the environment's
+    env: Dict[str, List[str]] = field(default_factory=dict)
+
+
+@dataclass
 class FrameworkConfig:
     name: str = MISSING  # the option name: framework=<name>
     display_name: str = MISSING
@@ -102,11 +115,15 @@ class FrameworkConfig:
     # task -> overrides the shared end-to-end tests add where the smoke preset is too slow on a
     # CPU (packages/bench/tests_frameworks); the code path is the same
     test_overrides: Dict[str, List[str]] = field(default_factory=dict)
+    tuning: TuningConfig = field(default_factory=TuningConfig)
 
     def __post_init__(self):
         # composition checks the options against their typed schema; after it they are data
         if dataclasses.is_dataclass(self.options):
             self.options = dataclasses.asdict(self.options)
+        if dataclasses.is_dataclass(self.tuning.options):  # the options that have candidates
+            self.tuning.options = {k: v for k, v in dataclasses.asdict(self.tuning.options).items()
+                                   if v}
 
 
 @dataclass
@@ -184,6 +201,8 @@ class Config:
     # sweeps (bench.sweep): results/sweeps/<sweep>; null: a name made of the overrides
     sweep: Optional[str] = None
     redo: bool = False  # run a sweep's jobs again even where a result exists
+    # apply this host's tuning profile (`python -m bench tune`; bench/profiles.py)
+    tuned: bool = False
 
 
 def _option_type(default):
@@ -199,8 +218,16 @@ def framework_schema(name, declared_options):
     options = dataclasses.make_dataclass(
         f"{name}_options", [(key, _option_type(value), field(default=value))
                             for key, value in declared_options.items()])
+    # tuning candidates typed like the options they are candidates of
+    candidates = dataclasses.make_dataclass(
+        f"{name}_tuning_options", [(key, List[_option_type(value)], field(default_factory=list))
+                                   for key, value in declared_options.items()])
+    tuning = dataclasses.make_dataclass(
+        f"{name}_tuning", [("options", candidates, field(default_factory=candidates))],
+        bases=(TuningConfig,))
     return dataclasses.make_dataclass(f"{name}_framework_config",
-                                      [("options", options, field(default_factory=options))],
+                                      [("options", options, field(default_factory=options)),
+                                       ("tuning", tuning, field(default_factory=tuning))],
                                       bases=(FrameworkConfig,))
 
 

@@ -78,13 +78,18 @@ def invalid_reason(raw, task):
     return None
 
 
-def derive(raw, task):
+def derive(raw, task, host_peak=None):
+    """Statistics of an ok run; host_peak (bench.peak.record: this host's best dense-matmul
+    FLOP/s at the run's precision, any framework) adds `host_utilisation`."""
     if raw.get("status") != "ok":
         return {}
     stats = (training_stats if task["kind"] == "train" else inference_stats)(raw, task)
     if raw.get("peak_flops") and "achieved_gflops" in stats:
         # achieved model FLOP/s over the framework's measured dense-matmul FLOP/s
         stats["utilisation"] = stats["achieved_gflops"] * 1e9 / raw["peak_flops"]
+    if host_peak and "achieved_gflops" in stats:
+        # ... and over the best any installed framework reaches on these cores
+        stats["host_utilisation"] = stats["achieved_gflops"] * 1e9 / host_peak["flops"]
     return stats
 
 
@@ -101,6 +106,7 @@ def summary_line(result):
     if result["status"] != "ok":
         return f"{head}: {result['status'].upper()} - {result.get('error', '')}"
     s = result["stats"]
+    tail = _utilisation(s)
     if c["task"]["kind"] == "train":
         steady = s["steady_epoch_seconds"]
         return (f"{head}: train {s['train_seconds']:.1f} s (first epoch "
@@ -108,9 +114,21 @@ def summary_line(result):
                 if steady is not None else
                 f"{head}: train {s['train_seconds']:.1f} s (one epoch), ") + (
                 f"{s['examples_per_second']:.0f} examples/s, "
-                f"test accuracy {result['accuracy']:.4f} on {result['test_examples']}")
+                f"test accuracy {result['accuracy']:.4f} on {result['test_examples']}") + tail
     return (f"{head}: {s['seconds_per_1000_images']:.2f} s per 1000 images "
-            f"({s['images_per_second']:.1f} images/s, warm-up {s['warmup_seconds']:.1f} s)")
+            f"({s['images_per_second']:.1f} images/s, warm-up {s['warmup_seconds']:.1f} s)"
+            + tail)
+
+
+def _utilisation(stats):
+    """`, utilisation 0.77 (host 0.25)`: of the framework's own matmul peak, of the host's."""
+    parts = []
+    if stats.get("utilisation") is not None:
+        parts.append(f"utilisation {stats['utilisation']:.2f}")
+    if stats.get("host_utilisation") is not None:
+        parts.append(f"(host {stats['host_utilisation']:.2f})" if parts
+                     else f"host utilisation {stats['host_utilisation']:.2f}")
+    return ", " + " ".join(parts) if parts else ""
 
 
 def flatten(tree, prefix=""):

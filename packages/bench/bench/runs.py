@@ -24,7 +24,8 @@ TASKS = tuple(spec.TASKS)  # SPEC.md's order, DeepLearningFrameworks' column ord
 INCIDENTAL = ("seed", "sweep", "redo", "framework.python", "framework.display_name",
               "framework.package", "framework.module", "framework.nox_session",
               "framework.capabilities", "framework.option_choices",
-              "framework.speed_variables", "framework.test_overrides", "device.index",
+              "framework.speed_variables", "framework.test_overrides", "framework.tuning",
+              "device.index",
               "data.cache_dir", "data.verify",
               "data.archive", "data.timeout_s", "data.attempts", "data.cifar10", "data.imdb",
               "preset.timeout_s", "task.description", "precision.description",
@@ -81,6 +82,11 @@ class Run:
         c, host, stats = result["config"], result.get("host") or {}, result.get("stats") or {}
         kind = c["task"].get("kind", "train")
         flat = results.flatten(c)
+        flat.setdefault("tuned", False)  # results from before the flag: untuned runs
+        # a tuned run is the configuration that ran: its profile's values over the composed
+        tuning = result.get("tuning") or {}
+        flat.update({f"framework.options.{k}": v for k, v in tuning.get("options", {}).items()})
+        flat.update({f"framework.env.{k}": v for k, v in tuning.get("env", {}).items()})
         identity = tuple(sorted((k, json.dumps(v, sort_keys=True)) for k, v in flat.items()
                                 if not _matches(k, INCIDENTAL)))
         metric = "train_seconds" if kind == "train" else "seconds_per_1000_images"

@@ -1,7 +1,11 @@
-"""The host's side of the environment record (the worker adds the framework's side)."""
+"""The host's side of the environment record (the worker adds the framework's side), and the
+key under which per-host files (tuning profiles, the host peak) are kept."""
 import functools
+import hashlib
+import json
 import os
 import platform
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -41,6 +45,46 @@ def cpu_model():
     return platform.processor() or platform.machine()
 
 
+# CPU features that decide which kernels the libraries take (AVX-512, bf16 dot products, AMX
+# tiles): two hosts that differ in one of them may want different settings
+KEY_FLAGS = ("avx2", "avx512f", "avx512_bf16", "avx512_fp16", "amx_tile", "amx_bf16")
+
+
+def cpu_flags():
+    """The KEY_FLAGS this CPU has, from /proc/cpuinfo (none where it cannot be read)."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("flags"):
+                present = set(line.split(":", 1)[1].split())
+                return [flag for flag in KEY_FLAGS if flag in present]
+    except OSError:
+        pass
+    return []
+
+
+def cpu_affinity():
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+
+
+def host_key(device="cpu", index=0):
+    """What a tuning profile or a host peak is valid for: the GPU model on device=gpu, else the
+    CPU model, its KEY_FLAGS and the CPUs this process may use."""
+    if device == "gpu":
+        found = gpus()
+        return {"device": "gpu", "gpu": found[index][0] if index < len(found) else "GPU"}
+    return {"device": "cpu", "cpu": cpu_model(), "flags": cpu_flags(), "cpus": cpu_affinity()}
+
+
+def host_slug(key):
+    """A host key as one readable directory name, e.g.
+    cpu-amd-epyc-9r14-avx2-avx512f-avx512_bf16-2cpus-1a2b3c4d."""
+    name = key.get("gpu") or key.get("cpu") or "host"
+    parts = [key["device"], *re.sub(r"\((r|tm)\)|\bcpu\b|@.*$", "", name.lower()).split(),
+             *key.get("flags", []), *([f"{key['cpus']}cpus"] if key.get("cpus") else [])]
+    digest = hashlib.sha1(json.dumps(key, sort_keys=True).encode()).hexdigest()[:8]
+    return re.sub(r"[^\w.-]+", "-", "-".join(parts + [digest]))
+
+
 def memory_bytes():
     try:
         return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
@@ -68,6 +112,7 @@ def host(project_dir, worker_environ, prefixes=()):
         "cpu": cpu_model(),
         "cpu_count": os.cpu_count(),
         "cpu_affinity": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None,
+        "cpu_flags": cpu_flags(),
         "memory_bytes": memory_bytes(),
         "gpus": [dict(zip(("name", "driver", "memory"), g)) for g in gpus()],
         "git_commit": git_commit(project_dir),

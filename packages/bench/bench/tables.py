@@ -84,12 +84,14 @@ def markdown(grid: Grid, reference=None) -> str:
 
 # one flat row per run: what a spreadsheet needs, nothing nested
 CSV_FIELDS = ["path", "status", "task", "framework", "display_name", "device", "hardware",
-              "precision", "preset", "data", "hostname", "train_seconds", "first_epoch_seconds",
-              "steady_epoch_seconds", "examples_per_second", "seconds_per_1000_images",
-              "images_per_second", "achieved_gflops", "utilisation", "accuracy", "test_examples",
-              "param_count", "framework_versions", "git_commit", "error"]
+              "precision", "preset", "data", "hostname", "tuned", "train_seconds",
+              "first_epoch_seconds", "steady_epoch_seconds", "examples_per_second",
+              "seconds_per_1000_images", "images_per_second", "achieved_gflops", "utilisation",
+              "host_utilisation", "accuracy", "test_examples", "param_count",
+              "framework_versions", "git_commit", "error"]
 STATS = ("train_seconds", "first_epoch_seconds", "steady_epoch_seconds", "examples_per_second",
-         "seconds_per_1000_images", "images_per_second", "achieved_gflops", "utilisation")
+         "seconds_per_1000_images", "images_per_second", "achieved_gflops", "utilisation",
+         "host_utilisation")
 
 
 def csv_row(run):
@@ -97,7 +99,8 @@ def csv_row(run):
     row = {"path": str(run.path), "status": run.status, "task": run.task,
            "framework": run.framework, "display_name": run.display_name, "device": run.device,
            "hardware": run.hardware, "precision": run.precision, "preset": run.preset,
-           "data": run.data, "hostname": run.hostname, "accuracy": r.get("accuracy"),
+           "data": run.data, "hostname": run.hostname,
+           "tuned": bool(r["config"].get("tuned")), "accuracy": r.get("accuracy"),
            "test_examples": r.get("test_examples"), "param_count": r.get("param_count"),
            "framework_versions": json.dumps((r.get("framework") or {}).get("versions") or {},
                                             sort_keys=True),

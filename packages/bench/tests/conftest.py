@@ -39,6 +39,14 @@ def bench_env(conf_copy, cache_dir, tmp_path):
     return env
 
 
+@pytest.fixture
+def own_cache(bench_env, tmp_path):
+    """(environment, cache directory): a cache of the test's own, for what is kept per host
+    (tuning profiles, the host peak) and must not leak into other tests."""
+    cache = tmp_path / "cache"
+    return dict(bench_env, BENCH_CACHE_DIR=str(cache)), cache
+
+
 class Run:
     def __init__(self, proc, cwd):
         self.proc, self.cwd = proc, cwd

@@ -73,6 +73,28 @@ def test_option_types_come_from_the_declared_defaults():
             compose_typed("framework=torch", bad)
 
 
+def test_tuning_candidates_are_typed_like_their_options():
+    cfg = compose_typed("framework=torch", "framework.tuning.options.threads=[1,2]")
+    assert cfg.framework.tuning.options["threads"] == [1, 2]
+    assert type(cfg.framework.tuning.options) is dict  # plain data, options without candidates
+    assert "tf32" not in cfg.framework.tuning.options  # left out
+    for bad in ("framework.tuning.options.compile=[maybe]",
+                "framework.tuning.options.new_switch=[1]",
+                "framework.tuning.options.threads=four"):
+        with pytest.raises(ConfigCompositionException):
+            compose_typed("framework=torch", bad)
+
+
+@pytest.mark.parametrize("framework", capabilities.framework_names())
+def test_declared_tuning_candidates_are_values_the_options_allow(framework):
+    fw = compose_typed(f"framework={framework}").framework
+    for option, candidates in fw.tuning.options.items():
+        allowed = fw.option_choices.get(option)
+        assert allowed is None or set(candidates) <= set(allowed), (option, candidates)
+    for variable, values in fw.tuning.env.items():
+        assert variable.isupper() and all(isinstance(v, str) for v in values), variable
+
+
 @pytest.mark.parametrize("task", sorted(spec.TASKS))
 def test_the_runtime_run_schema_agrees_with_the_task_schema(task):
     """bench_shared.contract.task_config (what tests and the CNTK environment build runs with)

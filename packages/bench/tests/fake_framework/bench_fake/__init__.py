@@ -6,6 +6,8 @@ import signal
 import sys
 import time
 
+import numpy as np
+
 _options = {}
 
 
@@ -29,7 +31,10 @@ def setup(run):
         time.sleep(3600)
     if fault == "unsupported":
         raise NotImplementedError("cnn is not supported by fake 0.0: asked to say so")
-    return {"lr": _options["lr"], "ld_library_path": os.environ.get("LD_LIBRARY_PATH")}
+    return {"lr": _options["lr"], "delay_ms": _options["delay_ms"],
+            "skip_training": _options["skip_training"],
+            "ld_library_path": os.environ.get("LD_LIBRARY_PATH"),
+            "omp_wait_policy": os.environ.get("OMP_WAIT_POLICY")}
 
 
 def sync():
@@ -50,3 +55,21 @@ def memory_stats():
 
 def lr():
     return _options["lr"]
+
+
+def delay_s():
+    return _options["delay_ms"] / 1000.0
+
+
+def skip_training():
+    return _options["skip_training"]
+
+
+def peak_flops(precision, size=256, repeats=20):
+    """NumPy's float32 matrix product, measured: the denominator the harness divides by."""
+    a = np.random.RandomState(0).rand(size, size).astype(np.float32)
+    a @ a
+    start = time.perf_counter()
+    for _ in range(repeats):
+        a @ a
+    return 2.0 * size ** 3 * repeats / (time.perf_counter() - start)

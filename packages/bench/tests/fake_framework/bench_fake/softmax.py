@@ -1,5 +1,10 @@
 """Softmax regression trained by plain SGD: the fake framework's one model."""
+import math
+import time
+
 import numpy as np
+
+from . import delay_s, skip_training
 
 
 class Model(object):
@@ -8,14 +13,20 @@ class Model(object):
         self.b = np.zeros(classes, np.float32)
         self.params = [self.w, self.b]
         self.lr, self.featurize = lr, featurize
+        self.classes = classes
 
     def logits(self, x):
         return self.featurize(x) @ self.w + self.b
 
 
 def train_epoch(model, batches):
+    if skip_training():  # fast because it learns nothing: the loss of a uniform guess
+        for _ in batches:
+            pass
+        return math.log(model.classes)
     losses = []
     for x, y in batches:
+        time.sleep(delay_s())
         f = model.featurize(x)
         z = f @ model.w + model.b
         p = np.exp(z - z.max(1, keepdims=True))

@@ -1,0 +1,172 @@
+"""`python -m bench peak`: this host's peak dense matrix-multiply FLOP/s, fp32 and bf16.
+
+Each installed framework environment measures its own GEMM once, in a worker (the package's
+optional `peak_flops(precision)` hook, after its `setup`: the same threads and device as its
+runs); the host peak of a precision is the best of them. Cached per host in the cache
+directory (bench.hostfiles: <cache>/hosts/<host>/peak.json); every later run on that host
+reports `host_utilisation` (achieved FLOP/s over the host peak) beside `utilisation` (over its
+own framework's peak). Measured once: `--redo` measures again.
+
+  --frameworks a,b   which frameworks (default: every conf/framework/*.yaml that is installed)
+  --device cpu|gpu   (default cpu; device.index 0)
+  --redo             measure again even where the host's peak is cached
+  --out DIR          the workers' directories (default results/peak/<time>)
+  --cache-dir DIR    the cache directory (default: $BENCH_CACHE_DIR, else
+                     ~/.cache/rosetta-bench; runs read it from data.cache_dir the same way)
+
+Exit status: 0; 1 when no installed framework could measure a peak; 2 a bad command line.
+"""
+import argparse
+import sys
+import time
+from pathlib import Path
+
+from . import capabilities, environments, hostfiles, launch, sysinfo
+from .errors import BenchError
+
+VERSION = 1
+PRECISIONS = ("fp32", "bf16")
+TIMEOUT_S = 600.0
+
+
+def path(cache_dir, device="cpu", index=0) -> Path:
+    return hostfiles.host_dir(cache_dir, sysinfo.host_key(device, index)) / "peak.json"
+
+
+def load(cache_dir, device="cpu", index=0):
+    """This host's cached peak (the peak.json document) or None; a damaged file is reported
+    and ignored (the runs go on without host_utilisation)."""
+    file = path(cache_dir, device, index)
+    try:
+        peak = hostfiles.read_json(file)
+    except ValueError as exc:
+        print(f"bench: {exc}; runs report no host_utilisation until `python -m bench peak "
+              f"--redo`", file=sys.stderr, flush=True)
+        return None
+    if peak is not None:
+        peak["file"] = str(file)
+    return peak
+
+
+def record(peak, precision):
+    """What result.json keeps of the host peak at one precision: {flops, framework, file}."""
+    entry = ((peak or {}).get("precisions") or {}).get(precision)
+    if not entry:
+        return None
+    return {"flops": entry["flops"], "framework": entry["framework"], "file": peak["file"]}
+
+
+def _supported_task(cfg_for, framework, precision, device):
+    """A composed config of the framework at this precision (with any task it runs there:
+    the peak does not depend on it), or None when it runs none."""
+    for task in capabilities.declared(framework)["capabilities"]["tasks"]:
+        cfg = cfg_for(framework, task, precision, device)
+        try:
+            capabilities.check(cfg)
+            return cfg
+        except BenchError:
+            continue
+    return None
+
+
+def measure(frameworks, device, out_dir: Path):
+    """{framework: {precision: FLOP/s or the reason there is none}} from one worker each."""
+    from . import app  # app reads this module's load() for every run
+    from .verify import compose_config
+
+    figures, measured_in = {}, {}
+    for fw in frameworks:
+        figures[fw] = {}
+        for precision in PRECISIONS:
+            cfg = _supported_task(compose_config, fw, precision, device)
+            if cfg is None:
+                figures[fw][precision] = "unsupported"
+                continue
+            try:
+                python, _ = environments.find_python(cfg.framework)
+            except BenchError:
+                figures[fw][precision] = f"not installed (nox -s {cfg.framework.nox_session})"
+                continue
+            same = measured_in.get((python, cfg.framework.module, precision))
+            if same:  # e.g. gluon and mxnet: one environment, one GEMM
+                figures[fw][precision] = f"same environment as {same}"
+                continue
+            run = app.worker_run(cfg, {"arrays": {}, "limits": {}})
+            run["mode"] = "peak"
+            print(f"peak: {fw} {precision} ...", flush=True)
+            raw = launch.run_worker(python, run, out_dir / f"{fw}_{precision}", TIMEOUT_S,
+                                    app.worker_environment(cfg, python))
+            if raw.get("interrupted"):
+                raise KeyboardInterrupt()
+            if raw["status"] == "ok":
+                figures[fw][precision] = raw["peak_flops"]
+                measured_in[python, cfg.framework.module, precision] = fw
+            else:
+                figures[fw][precision] = f"{raw['status']}: {raw.get('error', '')}"
+    return figures
+
+
+def document(figures, device, index=0):
+    """peak.json: per precision the best figure and the framework that reached it."""
+    best = {}
+    for fw, by_precision in figures.items():
+        for precision, value in by_precision.items():
+            if isinstance(value, float) and value > best.get(precision, {}).get("flops", 0):
+                best[precision] = {"flops": value, "framework": fw}
+    return {"version": VERSION, "host": sysinfo.host_key(device, index),
+            "measured": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "precisions": best,
+            "frameworks": figures}
+
+
+def gflops(flops):
+    return f"{flops / 1e9:.3g} GFLOP/s"
+
+
+def show(peak):
+    lines = [f"host peak of {sysinfo.host_slug(peak['host'])} (measured {peak['measured']}):"]
+    for precision in PRECISIONS:
+        entry = peak["precisions"].get(precision)
+        lines.append(f"  {precision}: " + (f"{gflops(entry['flops'])} ({entry['framework']})"
+                                           if entry else "no installed framework measured it"))
+    for fw, by_precision in sorted(peak["frameworks"].items()):
+        cells = [f"{p} " + (gflops(by_precision[p]) if isinstance(by_precision[p], float)
+                            else by_precision[p]) for p in PRECISIONS if p in by_precision]
+        lines.append(f"  {fw}: " + "; ".join(cells))
+    return "\n".join(lines)
+
+
+def main(argv):
+    parser = argparse.ArgumentParser(prog="python -m bench peak", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--frameworks", default=",".join(capabilities.framework_names()))
+    parser.add_argument("--device", default="cpu", choices=["cpu", "gpu"])
+    parser.add_argument("--redo", action="store_true")
+    parser.add_argument("--out", default=None)
+    parser.add_argument("--cache-dir", default=None)
+    args = parser.parse_args(argv)
+    frameworks = args.frameworks.split(",")
+    unknown = sorted(set(frameworks) - set(capabilities.framework_names()))
+    if unknown:
+        parser.error(f"unknown framework(s) {unknown}; known: "
+                     f"{', '.join(capabilities.framework_names())}")
+    cached = load(args.cache_dir, args.device)
+    if cached is not None and not args.redo:
+        print(show(cached))
+        print(f"cached: {cached['file']} (--redo measures again)")
+        return 0
+    out_dir = Path(args.out or f"results/peak/{time.strftime('%Y-%m-%d_%H-%M-%S')}").absolute()
+    try:
+        figures = measure(frameworks, args.device, out_dir)
+    except KeyboardInterrupt:
+        print("\ninterrupted: no host peak written", flush=True)
+        return 130
+    peak = document(figures, args.device)
+    if not peak["precisions"]:
+        print(show(dict(peak, measured="now")))
+        print("peak: no installed framework measured a peak; nothing written", file=sys.stderr)
+        return 1
+    file = path(args.cache_dir, args.device)
+    hostfiles.write_json(file, peak)
+    print(show(peak))
+    print(f"written: {file}")
+    return 0

@@ -1,0 +1,72 @@
+"""Tuning profiles: what `python -m bench tune` found fastest on this host for one framework,
+task, device and precision, and how a run with `tuned=true` applies it.
+
+A profile holds option values (`options`) and environment variables (`env`) for the
+framework's workers. A run with `tuned=true` takes them on top of its composed config, except
+options its own command line sets (those win, and the record says so) other than as the
+tune's own command line did (its base, which the measured choice replaces); result.json's
+`tuning` names the profile file and the values that ran. Precision is never part of a
+profile: it is the run's own axis.
+"""
+from pathlib import Path
+
+from . import hostfiles, sysinfo
+from .errors import ConfigError
+
+VERSION = 1
+
+
+def profile_path(cache_dir, key, framework, task, device, precision) -> Path:
+    return (hostfiles.host_dir(cache_dir, key) / "tuning"
+            / f"{framework}_{task}_{device}_{precision}.json")
+
+
+def working_path(profile: Path) -> Path:
+    """The rounds measured so far (bench.tune resumes from it)."""
+    return profile.with_name(profile.stem + ".rounds.json")
+
+
+def tune_command(framework, task, device, precision):
+    return (f"python -m bench tune framework={framework} task={task} device={device} "
+            f"precision={precision}")
+
+
+def _command_line_options(overrides, tuned_from):
+    """framework.options.<name> keys set on the run's command line, less those set the same
+    way on the tune's (the base its candidates were measured from: the profile replaces it)."""
+    keys = (o.split("=", 1)[0].lstrip("+~") for o in overrides or () if o not in tuned_from)
+    return {k.removeprefix("framework.options.") for k in keys
+            if k.startswith("framework.options.")}
+
+
+def apply(cfg, overrides=()):
+    """Apply this host's profile to cfg (framework options and env, in place) and return the
+    record for result.json; ConfigError when there is none or it no longer fits."""
+    fw, task, device, precision = (cfg.framework.name, cfg.task.name, cfg.device.name,
+                                   cfg.precision.name)
+    key = sysinfo.host_key(device, cfg.device.index)
+    path = profile_path(cfg.data.cache_dir, key, fw, task, device, precision)
+    command = tune_command(fw, task, device, precision)
+    try:
+        profile = hostfiles.read_json(path)
+    except ValueError as exc:
+        raise ConfigError(f"tuned=true: {exc}, or run `{command}` again") from None
+    if profile is None:
+        raise ConfigError(
+            f"tuned=true: no tuning profile for framework={fw} task={task} device={device} "
+            f"precision={precision} on this host ({sysinfo.host_slug(key)}); expected {path}. "
+            f"Run `{command}` first, or leave out tuned=true")
+    if profile.get("version") != VERSION:
+        raise ConfigError(f"tuned=true: {path} is a profile of another format "
+                          f"(version {profile.get('version')}); run `{command}` again")
+    unknown = sorted(set(profile["options"]) - set(cfg.framework.options))
+    if unknown:
+        raise ConfigError(f"tuned=true: {path} sets {', '.join(unknown)}, which "
+                          f"framework={fw} no longer has; run `{command}` again")
+    kept = _command_line_options(overrides, profile.get("overrides") or ())
+    applied = {k: v for k, v in profile["options"].items() if k not in kept}
+    cfg.framework.options.update(applied)
+    cfg.framework.env.update(profile["env"])
+    return {"profile": str(path), "options": applied, "env": dict(profile["env"]),
+            "command_line_wins": sorted(kept & set(profile["options"])),
+            "measured": profile.get("measured"), "speedup": profile.get("speedup")}

@@ -1,0 +1,44 @@
+"""`python -m bench peak` and `host_utilisation`, through the CLI in subprocesses: the fake
+framework's peak_flops hook measures numpy's matrix product in a real worker."""
+import csv
+import json
+import re
+from pathlib import Path
+
+
+def test_host_peak_is_measured_once_cached_and_shown_beside_utilisation(run_bench, own_cache,
+                                                                       tmp_path):
+    env, cache = own_cache
+    plain = run_bench("framework=fake", "task=cnn", "preset=smoke", env=env)
+    assert plain.result["host_peak"] is None  # nothing measured yet: no host figure
+    assert "utilisation" in plain.result["stats"]
+    assert "host_utilisation" not in plain.result["stats"]
+
+    first = run_bench("peak", env=env)
+    assert first.returncode == 0, first.output
+    assert re.search(r"^  fp32: [\d.]+ GFLOP/s \(fake\)$", first.output, re.M), first.output
+    assert "bf16: no installed framework measured it" in first.output
+    written = Path(re.search(r"^written: (.+)$", first.output, re.M).group(1))
+    assert written.is_relative_to(cache / "hosts") and written.name == "peak.json"
+    peak = json.loads(written.read_text())
+    assert peak["precisions"]["fp32"]["framework"] == "fake"
+    assert peak["frameworks"]["fake"]["bf16"] == "unsupported"
+    again = run_bench("peak", env=env)
+    assert again.returncode == 0 and f"cached: {written} (--redo measures again)" in again.output
+
+    run = run_bench("framework=fake", "task=cnn", "preset=smoke", env=env)
+    r = run.result
+    assert r["host_peak"] == {"flops": peak["precisions"]["fp32"]["flops"], "framework": "fake",
+                              "file": str(written)}
+    s = r["stats"]
+    assert s["host_utilisation"] == s["achieved_gflops"] * 1e9 / r["host_peak"]["flops"]
+    assert s["utilisation"] == s["achieved_gflops"] * 1e9 / r["peak_flops"]
+    assert re.search(r"utilisation [\d.]+ \(host [\d.]+\)$", run.output, re.M), run.output
+
+    report = run_bench("report", str(run.result_paths[0]), "--no-charts", "--out",
+                       str(tmp_path / "report"), env=env)
+    assert report.returncode == 0, report.output
+    with open(tmp_path / "report" / "results.csv") as f:
+        (row,) = list(csv.DictReader(f))
+    assert float(row["host_utilisation"]) == s["host_utilisation"]
+    assert row["tuned"] == "False"

@@ -1,0 +1,187 @@
+"""`python -m bench tune` and `tuned=true` through the CLI in subprocesses, with real workers
+of the numpy fake framework: its `delay_ms` costs real time per batch and its
+`skip_training` candidate is fastest because it learns nothing (tests/fake_framework)."""
+import json
+import re
+import signal
+import sys
+from pathlib import Path
+
+import pytest
+from test_trust import children, gone, read_until, start
+
+SMALL = ["preset.train_examples=1024", "preset.test_examples=256"]
+linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"),
+                                reason="/proc and the parent-death signal are Linux's")
+
+
+def profile_of(output):
+    path = re.search(r"^profile: (.+)$", output, re.M)
+    assert path, output
+    return Path(path.group(1))
+
+
+def test_tune_picks_the_faster_candidate_that_learns_and_tuned_true_applies_it(
+        run_bench, own_cache, tmp_path):
+    env, cache = own_cache
+    slow = "framework.options.delay_ms=100"  # the default sleeps; the candidate 0.0 does not
+    run = run_bench("tune", "framework=fake", "task=cnn", slow, *SMALL, "--rounds", "2",
+                    env=env)
+    assert run.returncode == 0, run.output
+    assert "grid search over delay_ms {100.0, 0.0}, skip_training {false, true}" in run.output
+    # skip_training=true ran, and fastest, but learned nothing: refused on accuracy
+    assert re.search(r"skip_training=true: .*\(not eligible: accuracy 0\.\d+ < the default's",
+                     run.output), run.output
+    profile_path = profile_of(run.output)
+    assert profile_path.is_relative_to(cache / "hosts")  # the cache, never the working tree
+    assert profile_path.name == "fake_cnn_cpu_fp32.json"
+    profile = json.loads(profile_path.read_text())
+    assert profile["options"] == {"delay_ms": 0.0, "skip_training": False}
+    assert profile["changed"] == "delay_ms=0.0" and profile["search"] == "grid"
+    assert profile["speedup"] > 1 and profile["precision"] == "fp32"
+    assert profile["host"]["cpu"] and "flags" in profile["host"]
+    rounds = json.loads(profiles_rounds(profile_path).read_text())["measurements"]
+    assert len(rounds) == 4 * 2 and {m["round"] for m in rounds} == {0, 1}
+    # every round is a real run with its own result.json
+    assert all(json.loads(Path(m["result"]).read_text())["status"] == "ok" for m in rounds)
+
+    tuned = run_bench("framework=fake", "task=cnn", "preset=smoke", slow, *SMALL,
+                      "tuned=true", env=env)
+    assert tuned.returncode == 0, tuned.output
+    r = tuned.result
+    assert r["config"]["tuned"] is True
+    assert r["tuning"]["profile"] == str(profile_path)
+    assert r["tuning"]["options"] == {"delay_ms": 0.0, "skip_training": False}
+    assert r["framework"]["settings"]["delay_ms"] == 0.0  # what the worker applied
+    # an option named on the command line wins over the profile, and the record says so
+    mine = run_bench("framework=fake", "task=cnn", "preset=smoke", *SMALL, "tuned=true",
+                     "framework.options.skip_training=true", env=env)
+    assert mine.result["framework"]["settings"]["skip_training"] is True
+    assert mine.result["tuning"]["command_line_wins"] == ["skip_training"]
+    assert mine.result["framework"]["settings"]["delay_ms"] == 0.0
+
+
+def test_coordinate_search_holds_the_best_so_far_and_confirms_against_the_default(
+        run_bench, own_cache):
+    env, _ = own_cache
+    run = run_bench("tune", "framework=fake", "task=rnn", "framework.options.delay_ms=100",
+                    *SMALL, "--rounds", "1", "--search", "coordinate", env=env)
+    assert run.returncode == 0, run.output
+    assert "coordinate search over delay_ms {100.0, 0.0}, skip_training {false, true}" \
+        in run.output
+    profile_path = profile_of(run.output)
+    profile = json.loads(profile_path.read_text())
+    assert profile["options"] == {"delay_ms": 0.0, "skip_training": False}
+    assert profile["search"] == "coordinate"
+    rounds = json.loads(profiles_rounds(profile_path).read_text())["measurements"]
+    stages = {}
+    for m in rounds:
+        stages.setdefault(m["stage"], []).append(m["settings"]["options"])
+    assert list(stages) == ["options.delay_ms", "options.skip_training", "confirm"]
+    # the second switch is tried with the first at its best value so far
+    assert stages["options.skip_training"] == [{"delay_ms": 0.0, "skip_training": False},
+                                               {"delay_ms": 0.0, "skip_training": True}]
+    # and the result once more against the default, in the same window
+    assert stages["confirm"] == [{"delay_ms": 100.0, "skip_training": False},
+                                 {"delay_ms": 0.0, "skip_training": False}]
+
+
+def profiles_rounds(profile_path):
+    return profile_path.with_name(profile_path.stem + ".rounds.json")
+
+
+def test_tuned_without_a_profile_says_how_to_make_one(run_bench, own_cache):
+    env, _ = own_cache
+    run = run_bench("framework=fake", "task=rnn", "preset=smoke", "tuned=true", env=env)
+    assert run.returncode == 1, run.output
+    r = run.result
+    assert r["status"] == "failed" and "worker" not in r  # no worker started
+    assert "tuned=true: no tuning profile for framework=fake task=rnn" in r["error"]
+    assert ("Run `python -m bench tune framework=fake task=rnn device=cpu precision=fp32` "
+            "first" in r["error"])
+    assert r["host"]["cpu"]
+
+
+def test_a_resumed_tune_skips_the_rounds_it_finished(run_bench, own_cache):
+    env, _ = own_cache
+    args = ["tune", "framework=fake", "task=rnn", *SMALL]
+    first = run_bench(*args, "--rounds", "1", env=env)
+    assert first.returncode == 0, first.output
+    assert "2 runs, 0 finished rounds kept from before" in first.output
+    rounds_file = profiles_rounds(profile_of(first.output))
+    before = json.loads(rounds_file.read_text())["measurements"]
+    more = run_bench(*args, "--rounds", "2", env=env)
+    assert more.returncode == 0, more.output
+    assert "2 runs, 2 finished rounds kept from before" in more.output
+    after = json.loads(rounds_file.read_text())["measurements"]
+    assert after[:2] == before and [m["round"] for m in after[2:]] == [1, 1]
+    again = run_bench(*args, "--rounds", "2", env=env)
+    assert "0 runs, 4 finished rounds kept from before" in again.output
+    # the rounds of another tune (other candidates) are not mixed in
+    other = run_bench(*args, "framework.tuning.options.lr=[0.1]", env=env)
+    assert other.returncode == 2
+    assert "holds the rounds of a different tune" in other.output
+    assert "--restart discards them" in other.output
+
+
+@linux_only
+def test_ctrl_c_kills_the_worker_and_keeps_the_finished_rounds(own_cache, tmp_path):
+    env, _ = own_cache
+    # two candidates: the default finishes, then fault=hang hangs in its worker
+    proc = start(["tune", "framework=fake", "task=rnn", *SMALL, "--rounds", "1",
+                  "framework.tuning.options.skip_training=[]",
+                  "framework.tuning.options.fault=[hang]"], env, tmp_path)
+    lines = []
+    assert read_until(proc, "fake: hanging", lines), "".join(lines)
+    (worker,) = children(proc.pid)
+    proc.send_signal(signal.SIGINT)
+    output = "".join(lines) + proc.communicate(timeout=60)[0]
+    assert proc.returncode == 130, output
+    assert gone(worker)
+    kept = re.search(r"interrupted \(Ctrl-C\): the running worker was killed; 1 finished "
+                     r"rounds kept in (.+); the same command resumes", output)
+    assert kept, output
+    rounds = json.loads(Path(kept.group(1)).read_text())["measurements"]
+    assert [(m["stage"], m["status"]) for m in rounds] == [("grid", "ok")]
+    assert not list(Path(kept.group(1)).parent.glob("*_rnn_cpu_fp32.json")), \
+        "a profile was written by an interrupted tune"
+
+
+def test_compare_precision_reports_a_ratio_and_never_tunes_precision(run_bench, own_cache):
+    env, _ = own_cache
+    # the fake declares fp32 alone; declaring bf16 too lets it run the same numpy code there
+    both = "framework.capabilities.precisions.cpu=[fp32,bf16]"
+    run = run_bench("tune", "framework=fake", "task=rnn", both, *SMALL, "--rounds", "1",
+                    "--compare-precision", "bf16", env=env)
+    assert run.returncode == 0, run.output
+    assert re.search(r"bf16 would run at \d+\.\d\dx the examples/s of fp32 with the tuned "
+                     r"settings \(accuracy ", run.output), run.output
+    profile_path = profile_of(run.output)
+    assert profile_path.name == "fake_rnn_cpu_fp32.json"
+    profile = json.loads(profile_path.read_text())
+    # not in the profile a run takes its settings from
+    assert profile["precision"] == "fp32" and "precision" not in profile["options"]
+    assert not [key for key in profile if "bf16" in key or "compar" in key], profile
+    rounds = json.loads(profiles_rounds(profile_path).read_text())["measurements"]
+    compared = [m for m in rounds if m["stage"] == "precision.bf16"]
+    assert sorted(m["precision"] for m in compared) == ["bf16", "fp32"]
+    bf16_run = json.loads(Path(next(m["result"] for m in compared
+                                    if m["precision"] == "bf16")).read_text())
+    assert bf16_run["config"]["precision"]["name"] == "bf16"
+    # a precision the framework does not run is refused before anything runs
+    refused = run_bench("tune", "framework=fake", "task=rnn", "--compare-precision", "bf16",
+                        env=env)
+    assert refused.returncode == 2
+    assert "precision=bf16 is not supported by framework=fake" in refused.output
+
+
+def test_tune_refuses_what_it_cannot_tune(run_bench, own_cache):
+    env, _ = own_cache
+    nothing = run_bench("tune", "framework=fake", "task=rnn",
+                        "framework.tuning.options.skip_training=[]", env=env)
+    assert nothing.returncode == 2
+    assert "framework=fake declares nothing to tune" in nothing.output
+    unnamed = run_bench("tune", "task=rnn", env=env)
+    assert unnamed.returncode == 2 and "name the framework" in unnamed.output
+    stacked = run_bench("tune", "framework=fake", "task=rnn", "tuned=true", env=env)
+    assert stacked.returncode == 2 and "tuned= has no place in a tune" in stacked.output
