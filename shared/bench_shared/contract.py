@@ -12,7 +12,8 @@ typed options) and provides:
     count_parameters(model)     trainable parameters in SPEC's convention
     tensors(model)              a bench_shared.slots.Tensors over the model's native tensors
     memory_stats()              device memory peaks, or None
-    peak_flops(precision)       optional: measured dense matmul FLOP/s (untimed)
+    peak_flops(precision)       optional: measured dense matmul FLOP/s (untimed); None where
+                                the framework has no matrix product at that precision
 
 and one module per supported task, ``<package>.<task>``, with the same functions in the same
 order in every framework (a reader can put two side by side):

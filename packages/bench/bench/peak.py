@@ -98,7 +98,9 @@ def measure(frameworks, device, out_dir: Path):
                                     app.worker_environment(cfg, python))
             if raw.get("interrupted"):
                 raise KeyboardInterrupt()
-            if raw["status"] == "ok":
+            if raw["status"] == "ok" and raw.get("peak_flops") is None:
+                figures[fw][precision] = "no matrix product at this precision"
+            elif raw["status"] == "ok":
                 figures[fw][precision] = raw["peak_flops"]
                 measured_in[python, cfg.framework.module, precision] = fw
             else:
