@@ -73,7 +73,7 @@ def slots(task, places):
 
 
 def _read(variable):
-    return keras.ops.convert_to_numpy(variable)
+    return keras.ops.convert_to_numpy(variable.value)  # the backend tensor
 
 
 def _assign(variable, value):
