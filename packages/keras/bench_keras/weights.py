@@ -73,7 +73,8 @@ def slots(task, places):
 
 
 def _read(variable):
-    return keras.ops.convert_to_numpy(variable.value)  # the backend tensor
+    # through a tensor copy: numpy 2 warns when handed a TensorFlow or Keras variable itself
+    return keras.ops.convert_to_numpy(keras.ops.copy(variable))
 
 
 def _assign(variable, value):
