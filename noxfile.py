@@ -16,6 +16,7 @@ import nox
 nox.options.download_python = "never"  # interpreters come from the machine (PATH, pyenv)
 RUNTIME = ["-e", "shared", "-e", "packages/bench"]
 SHARED_E2E = "packages/bench/tests_frameworks"  # every framework's smoke runs, from `bench`
+KERAS = "keras==3.15.1"  # the Keras that tensorflow-cpu==2.21.0 brings, on every backend
 
 
 def find_python(version):
@@ -66,16 +67,39 @@ FRAMEWORKS = {
         "frameworks": ["tensorflow"],
         "python": None,
         "package": "packages/tensorflow",
+        "depends": ["packages/keras"],  # Keras' layer layouts and initialisers: bench_keras
         # the CPU build here; BENCH_TENSORFLOW_REQUIREMENT="tensorflow[and-cuda]" for GPUs
         "requires": [os.environ.get("BENCH_TENSORFLOW_REQUIREMENT", "tensorflow-cpu==2.21.0")],
     },
     "keras": {
+        # Keras 3 on its three backends: one package (bench_keras), one environment per
+        # backend, so that each backend's pins stand alone and a Keras-on-JAX or -torch worker
+        # proves it needs no TensorFlow; KERAS_BACKEND (conf/framework/keras*.yaml's `env`
+        # for workers, test_env for the in-process conformance suite) picks the backend.
+        # On TensorFlow, bench_keras reuses bench_tensorflow's runtime set-up (configure)
         "frameworks": ["keras"],
         "python": None,
-        # Keras on TensorFlow reuses bench_tensorflow's runtime set-up and weight conversions
         "package": "packages/keras",
         "depends": ["packages/tensorflow"],
-        "requires": [os.environ.get("BENCH_TENSORFLOW_REQUIREMENT", "tensorflow-cpu==2.21.0")],
+        "requires": [os.environ.get("BENCH_TENSORFLOW_REQUIREMENT", "tensorflow-cpu==2.21.0"),
+                     KERAS],
+        "test_env": {"KERAS_BACKEND": "tensorflow"},
+    },
+    "keras_jax": {
+        "frameworks": ["keras_jax"],
+        "python": None,
+        "package": "packages/keras",
+        # jax's CPU wheels; BENCH_JAX_REQUIREMENT="jax[cuda12]==0.10.2" for GPUs
+        "requires": [KERAS, os.environ.get("BENCH_JAX_REQUIREMENT", "jax==0.10.2"),
+                     "jaxlib==0.10.2"],
+        "test_env": {"KERAS_BACKEND": "jax"},
+    },
+    "keras_torch": {
+        "frameworks": ["keras_torch"],
+        "python": None,
+        "package": "packages/keras",
+        "requires": [KERAS, os.environ.get("BENCH_TORCH_REQUIREMENT", "torch==2.13.0")],
+        "test_env": {"KERAS_BACKEND": "torch"},
     },
     "mxnet": {
         "frameworks": ["gluon", "mxnet"],

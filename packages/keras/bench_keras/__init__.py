@@ -1,28 +1,82 @@
-"""Keras 3 (TensorFlow backend) for Rosetta Bench. Keras on TensorFlow shares TensorFlow's
-runtime (threads, device, mixed-precision policy, sync), so that comes from bench_tensorflow;
-what is Keras' own is the model API: Sequential / applications, compile, fit, predict."""
+"""Keras 3 for Rosetta Bench, on whichever backend KERAS_BACKEND names: TensorFlow
+(framework=keras), JAX (keras_jax) or PyTorch (keras_torch). The models, the weight layouts
+and the training API (compile, fit, predict) are Keras' own and the same on every backend;
+what is the backend's (device, threads, versions, sync, memory, matmul peak) lives in one
+small module per backend, backend_<name>.py, picked by keras.backend.backend()."""
+import contextlib
+import importlib
+import time
+
 import keras
 import numpy as np
 
-from bench_tensorflow import configure, memory_stats, peak_flops, sync, versions, weights  # noqa: F401
+from . import weights
 
-# capabilities and options: conf/framework/keras.yaml (checked before setup() by the runtime)
+# capabilities and options: conf/framework/keras*.yaml (checked before setup() by the runtime)
+BACKENDS = {"keras": "tensorflow", "keras_jax": "jax", "keras_torch": "torch"}
+# Keras' mixed-precision policies: bf16/fp16 compute, float32 variables (every backend)
+POLICIES = {"fp32": "float32", "bf16": "mixed_bfloat16", "fp16": "mixed_float16"}
+DTYPES = {"fp32": "float32", "bf16": "bfloat16", "fp16": "float16"}
+
 _options = {}
+_device = contextlib.ExitStack()  # the worker's keras.device scope (JAX, PyTorch)
 
 
 def options():
     return _options
 
 
+def backend():
+    """This process's backend module (Keras fixes its backend when it is first imported)."""
+    return importlib.import_module("bench_keras.backend_" + keras.backend.backend())
+
+
 def setup(run):
-    if keras.backend.backend() != "tensorflow":
-        raise NotImplementedError("framework=keras runs Keras on TensorFlow; KERAS_BACKEND is "
-                                  "%r" % keras.backend.backend())
+    name, wanted = run["framework"]["name"], BACKENDS[run["framework"]["name"]]
+    if keras.backend.backend() != wanted:
+        raise NotImplementedError(
+            "framework=%s runs Keras on %s, but this process's Keras uses %s: set "
+            "KERAS_BACKEND=%s before keras is imported (conf/framework/%s.yaml's env does so "
+            "for workers)" % (name, wanted, keras.backend.backend(), wanted, name))
     _options.clear()
     _options.update(run["framework"]["options"])
-    settings = configure(run, _options["threads"], _options["interop_threads"])
-    settings.update(jit_compile=bool(_options["jit_compile"]), backend=keras.backend.backend())
+    settings = backend().configure(run, _options)
+    if "keras_device" in settings:  # Keras places new tensors there for the worker's life
+        _device.close()
+        _device.enter_context(keras.device(settings["keras_device"]))
+    keras.mixed_precision.set_global_policy(POLICIES[run["precision"]])
+    keras.utils.set_random_seed(run["seed"])
+    settings.update(backend=keras.backend.backend(), jit_compile=bool(_options["jit_compile"]),
+                    policy=keras.mixed_precision.global_policy().name,
+                    layout="NHWC (transposed once at load time)")
     return settings
+
+
+def versions():
+    return dict(backend().versions(), keras=keras.__version__)
+
+
+def sync():
+    backend().sync()
+
+
+def memory_stats():
+    return backend().memory_stats()
+
+
+def peak_flops(precision, size=2048, repeats=10):
+    """Measured dense matrix-multiply FLOP/s on the device: the utilisation denominator (the
+    backend's own where it has one, else keras.ops.matmul, dispatched op by op)."""
+    own = getattr(backend(), "peak_flops", None)
+    if own:
+        return own(precision, size, repeats)
+    a = keras.ops.cast(keras.random.normal((size, size), seed=0), DTYPES[precision])
+    keras.ops.convert_to_numpy(keras.ops.matmul(a, a))  # warm-up
+    start = time.perf_counter()
+    outs = [keras.ops.matmul(a, a) for _ in range(repeats)]
+    for out in outs:  # every product done (dispatch may be asynchronous)
+        keras.ops.convert_to_numpy(out[:1, :1])
+    return 2.0 * size ** 3 * repeats / (time.perf_counter() - start)
 
 
 def count_parameters(model):

@@ -3,10 +3,10 @@ import keras
 from keras import layers
 
 from bench_shared.spec import CNN
-from bench_tensorflow import weights
-from bench_tensorflow.common import native_layout  # noqa: F401  NCHW -> NHWC once
 
-from . import common
+from . import common, weights
+
+native_layout = common.native_layout  # NCHW -> NHWC once
 
 
 def build_model(run):
@@ -23,7 +23,7 @@ def build_model(run):
         layers.Conv2D(c4, k, padding="same", name="conv4"),
         layers.MaxPool2D(2), layers.Activation("relu"),
         layers.Dropout(d2),
-        layers.Flatten(),  # H, W, C order: bench_tensorflow.weights permutes the dense rows
+        layers.Flatten(),  # H, W, C order: weights.py permutes the dense rows
         layers.Dense(CNN.dense_units, activation="relu", name="dense1"),
         layers.Dropout(d3),
         layers.Dense(CNN.num_classes, name="dense2", dtype="float32"),  # fp32 logits

@@ -1,11 +1,20 @@
-"""Keras' own training and inference API, shared by the task modules: compile, fit, predict."""
+"""Keras' own training and inference API, shared by the task modules and the same on every
+backend: compile, fit, predict; the image layout."""
 import keras
+import numpy as np
 
 from . import options
 
 
+def native_layout(x):
+    """NCHW -> NHWC, once, at load time: Keras' image layers default to channels last on
+    every backend (its torch backend transposes to NCHW inside each convolution)."""
+    return np.ascontiguousarray(np.transpose(x, (0, 2, 3, 1)))
+
+
 def compile_model(model, optimizer):
-    """Softmax fused into the loss (from_logits), batch mean, integer labels; XLA as a switch.
+    """Softmax fused into the loss (from_logits), batch mean, integer labels; jit_compile as a
+    switch: XLA on TensorFlow, jax.jit (donated state) on JAX, torch.compile on PyTorch.
     Under mixed_float16, compile wraps the optimizer in a LossScaleOptimizer by itself."""
     model.compile(optimizer=optimizer,
                   loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),

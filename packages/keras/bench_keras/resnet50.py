@@ -9,10 +9,10 @@ import keras
 import numpy as np
 
 from bench_shared.spec import ResNet50
-from bench_tensorflow import weights
-from bench_tensorflow.common import native_layout  # noqa: F401  NCHW -> NHWC once
 
-from . import common, options
+from . import common, options, weights
+
+native_layout = common.native_layout  # NCHW -> NHWC once
 
 
 def build_model(run):

@@ -4,9 +4,8 @@ import keras
 from keras import layers
 
 from bench_shared.spec import RNN
-from bench_tensorflow import init, weights
 
-from . import common
+from . import common, init, weights
 
 
 def build_model(run):

@@ -1,8 +1,12 @@
-"""What is Keras' own in its models: the ResNet50 application's zero conv biases (outside SPEC's
-model and the neutral weights), the layer names the slots use. SPEC's counts and
-the equivalence with the NumPy reference are the shared conformance suite's
-(shared/tests/test_conformance.py); the layout conversions are bench_tensorflow's."""
+"""What is Keras' own in its models, on this session's backend: the ResNet50 application's
+zero conv biases (outside SPEC's model and the neutral weights), the layer names the slots use,
+the setup's refusal of a backend the process does not run. SPEC's counts and the equivalence
+with the NumPy reference are the shared conformance suite's (shared/tests/test_conformance.py);
+the layouts are checked through bench_tensorflow's tests (its Keras layers share weights.py)."""
+import keras
 import numpy as np
+import pytest
+from conftest import FRAMEWORK
 
 import bench_keras
 from bench import testing
@@ -11,7 +15,7 @@ from bench_shared import spec
 
 
 def loaded_model(task, *overrides):
-    return testing.loaded_model("keras", task, *overrides)
+    return testing.loaded_model(FRAMEWORK, task, *overrides)
 
 
 def test_keras_resnet50_keeps_its_conv_biases_apart():
@@ -23,13 +27,22 @@ def test_keras_resnet50_keeps_its_conv_biases_apart():
     assert not set(model.spec_excluded) & set(keys)  # the neutral weights do not fill them
     assert sum("moving_variance" in k for k in keys) == 53
     biases = [v for v in model.weights if v.path in model.spec_excluded]
-    assert biases and not any(np.any(v.numpy()) for v in biases)  # zero, after loading too
+    assert biases and not any(np.any(keras.ops.convert_to_numpy(v.value)) for v in biases)
 
 
 def test_cnn_slots_name_the_sequential_layers():
     _, model, params = loaded_model("cnn")
     table = cnn.slots(model)
     assert table["conv3.weight"].keys == (model.get_layer("conv3").kernel.path,)
-    np.testing.assert_array_equal(model.get_layer("conv3").kernel.numpy(),
+    np.testing.assert_array_equal(keras.ops.convert_to_numpy(model.get_layer("conv3").kernel),
                                   params["conv3.weight"].transpose(2, 3, 1, 0))
 
+
+@pytest.mark.parametrize("other", sorted(set(bench_keras.BACKENDS) - {FRAMEWORK}))
+def test_setup_refuses_a_backend_this_process_does_not_run(other):
+    run = testing.make_run(other)
+    with pytest.raises(NotImplementedError) as error:
+        bench_keras.setup(run)
+    message = str(error.value)
+    assert "KERAS_BACKEND=%s" % bench_keras.BACKENDS[other] in message
+    assert keras.backend.backend() in message and "conf/framework/%s.yaml" % other in message

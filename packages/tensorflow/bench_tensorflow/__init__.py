@@ -6,11 +6,11 @@ import keras
 import numpy as np
 import tensorflow as tf
 
+from bench_keras import POLICIES  # Keras' mixed-precision policies, on every backend
+
 from .weights import tensors  # noqa: F401  the model's native tensors (weight protocol)
 
 # capabilities and options: conf/framework/tensorflow.yaml (checked before setup() by the runtime)
-# Keras' mixed-precision policies: bf16/fp16 compute, float32 variables
-POLICIES = {"fp32": "float32", "bf16": "mixed_bfloat16", "fp16": "mixed_float16"}
 
 _device = "/CPU:0"
 _options = {}

@@ -1,8 +1,9 @@
 """The TensorFlow 2 custom training loop every task module shares: a Keras model trained by a
 tf.function step with GradientTape and an explicit optimizer step (XLA as a switch)."""
-import numpy as np
 import tensorflow as tf
 from keras import losses
+
+from bench_keras.common import native_layout  # noqa: F401  NCHW -> NHWC once, as Keras' layers
 
 from . import device, options
 
@@ -34,11 +35,6 @@ class Model(object):
 
     def _infer(self, x):
         return tf.cast(self.net(x, training=False), tf.float32)
-
-
-def native_layout(x):
-    """NCHW -> NHWC, once, at load time: TensorFlow's CPU kernels want channels last."""
-    return np.ascontiguousarray(np.transpose(x, (0, 2, 3, 1)))
 
 
 def _pipeline(batches):

@@ -3,9 +3,10 @@ cuDNN-compatible form, fused on GPU) + Dense, trained by a tf.function step with
 import keras
 from keras import layers
 
+from bench_keras import init
 from bench_shared.spec import RNN
 
-from . import common, init, weights
+from . import common, weights
 
 
 class GRUClassifier(keras.Model):
@@ -15,7 +16,7 @@ class GRUClassifier(keras.Model):
             RNN.vocab_size, RNN.embedding_dim,
             embeddings_initializer=keras.initializers.RandomUniform(
                 -RNN.embedding_init_range, RNN.embedding_init_range))
-        # SPEC's initialisers per gate (init.py: Keras' defaults span all three gates)
+        # SPEC's initialisers per gate (bench_keras.init: Keras' defaults span all three gates)
         self.gru = layers.GRU(RNN.hidden_units, reset_after=True,  # last time step only
                               **init.gru_initialisers())
         self.dense = layers.Dense(RNN.num_classes)

@@ -1,0 +1,95 @@
+"""Neutral weights (bench_shared.weights) <-> Keras layer variables, on every Keras backend.
+
+Keras' layer layouts are the same on TensorFlow, JAX and PyTorch. Where they differ from the
+neutral format: convolution kernels are H x W x I x O (neutral O x I x H x W); the CNN's
+flatten runs over NHWC, so the first dense kernel's rows are permuted from C, H, W to H, W, C
+order; Keras' GRU orders its gates z, r, n (neutral r, z, n) and stacks its two bias vectors
+into one (2, 3*units) variable (one slot per row); batch norm's statistics are moving_mean and
+moving_variance. Dense kernels are (in, out) in both. Native tensors are keyed by their
+variable paths, read with keras.ops.convert_to_numpy and written with Variable.assign (both
+backend-neutral). Loading, exporting and the completeness check are the runtime's
+(bench_shared.slots); bench_tensorflow's Keras layers use this module too.
+"""
+import collections
+
+import keras
+import numpy as np
+
+from bench_shared import slots as protocol
+from bench_shared import spec
+from bench_shared import weights as neutral
+
+
+def swap_first_two_gates(a):
+    """r, z, n <-> z, r, n along the last axis (its own inverse)."""
+    r, z, n = np.split(a, 3, axis=-1)
+    return np.concatenate([z, r, n], axis=-1)
+
+
+def conv_to_native(kernel):
+    return np.ascontiguousarray(kernel.transpose(2, 3, 1, 0))  # OIHW -> HWIO
+
+
+def conv_from_native(kernel):
+    return np.ascontiguousarray(kernel.transpose(3, 2, 0, 1))  # HWIO -> OIHW
+
+
+def _flatten_rows(kernel, order_from, order_to):
+    c, h, w = spec.CNN.conv_channels[-1], spec.CNN.input_shape[1] // 4, spec.CNN.input_shape[2] // 4
+    dims = {"c": c, "h": h, "w": w}
+    shaped = kernel.reshape([dims[d] for d in order_from] + [kernel.shape[1]])
+    perm = [order_from.index(d) for d in order_to] + [3]
+    return np.ascontiguousarray(shaped.transpose(perm).reshape(kernel.shape))
+
+
+def dense1_rows_to_native(kernel):
+    return _flatten_rows(kernel, "chw", "hwc")
+
+
+def dense1_rows_from_native(kernel):
+    return _flatten_rows(kernel, "hwc", "chw")
+
+
+def conversions(task, name):
+    """(to_native, from_native) of one neutral tensor."""
+    if len(neutral.layout(task)[name]) == 4:
+        return conv_to_native, conv_from_native
+    if task == "cnn" and name == "dense1.weight":
+        return dense1_rows_to_native, dense1_rows_from_native
+    if name.startswith("gru."):
+        return swap_first_two_gates, swap_first_two_gates
+    return protocol.identity, protocol.identity
+
+
+def slots(task, places):
+    """places: (neutral name, variable[, part]) in the neutral order -> the task's slots,
+    keyed by variable path; part indexes a stacked variable (the GRU's two biases)."""
+    table = collections.OrderedDict()
+    for place in places:
+        name, variable, part = (tuple(place) + (None,))[:3]
+        to_native, from_native = conversions(task, name)
+        table[name] = protocol.Slot(variable.path, to_native, from_native, part)
+    return table
+
+
+def _read(variable):
+    # through a tensor copy: numpy 2 warns when handed a TensorFlow or Keras variable itself
+    return keras.ops.convert_to_numpy(keras.ops.copy(variable))
+
+
+def _assign(variable, value):
+    variable.assign(value)
+
+
+def variable_tensors(variables, excluded=()):
+    """The variables the neutral weights fill, keyed by path (parameters and batch-norm
+    moving statistics; not `excluded` paths, tensors SPEC's model lacks)."""
+    table = collections.OrderedDict()
+    for variable in variables:
+        if variable.path in excluded:
+            continue
+        if variable.path in table:
+            raise ValueError("two variables of the model share the path %r" % variable.path)
+        table[variable.path] = variable
+    return protocol.DictTensors(table, _read, _assign)
+
