@@ -5,7 +5,7 @@ from keras import layers
 
 from bench_shared.spec import RNN
 
-from . import common, init, weights
+from . import common, init, optimizers, weights
 
 
 def build_model(run):
@@ -18,9 +18,7 @@ def build_model(run):
         layers.GRU(RNN.hidden_units, reset_after=True, name="gru", **init.gru_initialisers()),
         layers.Dense(RNN.num_classes, name="dense", dtype="float32"),  # fp32 logits
     ], name="gru_classifier")
-    adam = run["task"]["optimizer"]
-    return common.compile_model(model, keras.optimizers.Adam(
-        adam["lr"], beta_1=adam["beta1"], beta_2=adam["beta2"], epsilon=adam["eps"]))
+    return common.compile_model(model, optimizers.adam(run["task"]["optimizer"]))
 
 
 def slots(model):

@@ -3,7 +3,7 @@ cuDNN-compatible form, fused on GPU) + Dense, trained by a tf.function step with
 import keras
 from keras import layers
 
-from bench_keras import init
+from bench_keras import init, optimizers
 from bench_shared.spec import RNN
 
 from . import common, weights
@@ -26,9 +26,7 @@ class GRUClassifier(keras.Model):
 
 
 def build_model(run):
-    adam = run["task"]["optimizer"]
-    optimizer = keras.optimizers.Adam(adam["lr"], beta_1=adam["beta1"], beta_2=adam["beta2"],
-                                      epsilon=adam["eps"])
+    optimizer = optimizers.adam(run["task"]["optimizer"])  # the Embedding's slices summed
     if run["precision"] == "fp16":
         optimizer = keras.mixed_precision.LossScaleOptimizer(optimizer)
     return common.Model(run, GRUClassifier(), (RNN.seq_len,), "int32", optimizer)
