@@ -1,0 +1,109 @@
+"""PaddlePaddle for Rosetta Bench: capabilities, device and thread setup, and the device sync."""
+import ctypes
+import os
+
+import paddle
+from paddle.base import core
+
+from .weights import tensors  # noqa: F401  the model's native tensors (weight protocol)
+
+# capabilities and options: conf/framework/paddle.yaml (checked before setup() by the runtime).
+# CPU: fp32 only -- paddle.amp.auto_cast is a no-op on a CPUPlace in Paddle 3.3 (it warns
+# "amp_guard can only be enabled on CUDAPlace, XPUPlace, and CustomPlace" and runs float32).
+AUTOCAST_DTYPES = {"fp32": None, "fp16": "float16", "bf16": "bfloat16"}
+
+_state = {"gpu": False, "data_format": "NCHW"}
+
+
+def on_gpu():
+    return _state["gpu"]
+
+
+def data_format():
+    """NCHW or NHWC: the image tasks' layout, chosen by framework.options.data_format."""
+    return _state["data_format"]
+
+
+def sync():
+    if _state["gpu"]:
+        paddle.device.synchronize()
+
+
+def versions():
+    return {
+        "paddle": paddle.__version__,
+        "commit": paddle.version.commit,
+        "cuda": paddle.version.cuda() if paddle.device.is_compiled_with_cuda() else None,
+        "cudnn": paddle.version.cudnn() if paddle.device.is_compiled_with_cuda() else None,
+        "onednn": core.is_compiled_with_onednn(),
+        "mkl": paddle.version.with_mkl == "ON",
+    }
+
+
+def _openmp_max_threads():
+    """omp_get_max_threads() of the OpenMP runtime Paddle loaded (libiomp5): what its MKL
+    and CPU kernels will use, read back rather than assumed."""
+    with open("/proc/self/maps") as maps:
+        libs = sorted({line.split()[-1] for line in maps if "libiomp5" in line})
+    return ctypes.CDLL(libs[0]).omp_get_max_threads() if libs else None
+
+
+def setup(run):
+    """Choose the device, set threads, layout and seed; return what was applied."""
+    options = run["framework"]["options"]
+    if run["device"]["name"] == "gpu":
+        if not paddle.device.is_compiled_with_cuda() or paddle.device.cuda.device_count() == 0:
+            raise NotImplementedError(
+                "device=gpu is not supported by paddlepaddle %s: this build sees no CUDA device "
+                "(install paddlepaddle-gpu: BENCH_PADDLE_REQUIREMENT=paddlepaddle-gpu==%s from "
+                "Paddle's CUDA index)" % (paddle.__version__, paddle.__version__))
+        paddle.set_device("gpu:%d" % run["device"]["index"])
+    else:
+        paddle.set_device("cpu")
+    _state["gpu"] = run["device"]["name"] == "gpu"
+    _state["data_format"] = options["data_format"]
+    # Paddle has no public thread setter for dygraph (there is no paddle.set_num_threads): at
+    # import it sets OMP_NUM_THREADS=1 where unset and applies FLAGS_paddle_num_threads
+    # (default 1) to MKL and OpenMP. core.set_num_threads is what applies that flag.
+    threads = options["threads"] or len(os.sched_getaffinity(0))
+    core.set_num_threads(threads)
+    paddle.seed(run["seed"])
+    settings = {
+        "device": str(paddle.get_device()),
+        "threads": threads,
+        "openmp_max_threads": _openmp_max_threads(),
+        "mkl_threads_flag": paddle.get_flags(["FLAGS_paddle_num_threads"])[
+            "FLAGS_paddle_num_threads"],
+    }
+    settings.update({k: v for k, v in options.items() if k not in settings})
+    return settings
+
+
+def count_parameters(model):
+    """Trainable parameters (batch norm's _mean/_variance are non-trainable parameters)."""
+    return sum(int(p.size) for p in model.net.parameters() if p.trainable)
+
+
+def peak_flops(precision, size=2048, repeats=10):
+    """Measured dense matrix-multiply throughput on the device (FLOP/s): the denominator of
+    the utilisation figure. Run after the benchmark, untimed."""
+    import time
+
+    dtype = AUTOCAST_DTYPES[precision] or "float32"
+    a = paddle.randn([size, size]).astype(dtype)
+    b = paddle.randn([size, size]).astype(dtype)
+    paddle.matmul(a, b).numpy()  # warm-up
+    sync()
+    start = time.perf_counter()
+    for _ in range(repeats):
+        c = paddle.matmul(a, b)
+    c.numpy()  # waits for the last one on any device
+    sync()
+    return 2.0 * size ** 3 * repeats / (time.perf_counter() - start)
+
+
+def memory_stats():
+    if not _state["gpu"]:
+        return None
+    return {"peak_allocated_bytes": paddle.device.cuda.max_memory_allocated(),
+            "peak_reserved_bytes": paddle.device.cuda.max_memory_reserved()}
