@@ -1,4 +1,4 @@
-"""GRU sentiment classifier the Paddle way: nn.Embedding + fused nn.GRU (the `rnn` kernel) + Adam."""
+"""GRU sentiment classifier the Paddle way: nn.Embedding + fused nn.GRU (`rnn` op) + Adam."""
 import functools
 
 import paddle
@@ -9,8 +9,8 @@ from bench_shared.spec import RNN
 from . import common, weights
 
 
-def zeros():
-    return paddle.ParamAttr(initializer=nn.initializer.Constant(0.0))
+def attr(initializer):
+    return paddle.ParamAttr(initializer=initializer)
 
 
 def orthogonal_per_gate(units):
@@ -26,17 +26,20 @@ class GRUClassifier(nn.Layer):
     def __init__(self):
         super().__init__()
         h, r = RNN.hidden_units, RNN.embedding_init_range
-        self.embedding = nn.Embedding(RNN.vocab_size, RNN.embedding_dim, weight_attr=paddle.ParamAttr(
-            initializer=nn.initializer.Uniform(-r, r)))
+        init = nn.initializer
+        self.embedding = nn.Embedding(RNN.vocab_size, RNN.embedding_dim,
+                                      weight_attr=attr(init.Uniform(-r, r)))
         # Paddle's GRU is the cuDNN form: gates r, z, c (SPEC's n), biases b_ih and b_hh, the
         # reset gate applied after the recurrent matmul; the fused `rnn` op on CPU and GPU.
         # Glorot-uniform per gate: i.i.d. draws with one gate's fans (in, units) over all three
-        self.gru = nn.GRU(RNN.embedding_dim, h, weight_ih_attr=paddle.ParamAttr(
-            initializer=nn.initializer.XavierUniform(fan_in=RNN.embedding_dim, fan_out=h)),
-            bias_ih_attr=zeros(), bias_hh_attr=zeros())
+        self.gru = nn.GRU(RNN.embedding_dim, h,
+                          weight_ih_attr=attr(init.XavierUniform(RNN.embedding_dim, h)),
+                          bias_ih_attr=attr(init.Constant(0.0)),
+                          bias_hh_attr=attr(init.Constant(0.0)))
         self.gru.weight_hh_l0.set_value(orthogonal_per_gate(h))
-        self.dense = nn.Linear(RNN.hidden_units, RNN.num_classes, weight_attr=paddle.ParamAttr(
-            initializer=nn.initializer.XavierUniform()), bias_attr=zeros())
+        self.dense = nn.Linear(RNN.hidden_units, RNN.num_classes,
+                               weight_attr=attr(init.XavierUniform()),
+                               bias_attr=attr(init.Constant(0.0)))
 
     def forward(self, tokens):
         _, last = self.gru(self.embedding(tokens))  # zero initial state; last = h at t = 150

@@ -49,7 +49,8 @@ def test_gru_is_the_cudnn_form_with_two_bias_vectors_listed_once():
     assert names["bias_ih_l0"].shape == names["bias_hh_l0"].shape == [300]
     assert names["weight_ih_l0"].shape == [300, 125]  # (3 * units, in): slots transpose it
     assert len(net.gru.state_dict()) == 8  # each weight twice, under the cell's name too
-    assert len(bench_paddle.tensors(common.Model(make_run("task=rnn"), net)).keys()) == 7  # embedding, GRU 4, dense 2
+    model = common.Model(make_run("task=rnn"), net)
+    assert len(bench_paddle.tensors(model).keys()) == 7  # embedding, the GRU's 4, dense 2
 
 
 @pytest.mark.parametrize("module", [cnn, rnn], ids=["cnn", "rnn"])
@@ -69,6 +70,16 @@ def test_to_static_gives_dygraph_numbers(module):
     np.testing.assert_allclose(outputs[1], outputs[0], rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(losses[1], losses[0], rtol=1e-5)
     assert losses[0][-1] != losses[0][0]
+
+
+def test_to_static_gives_dygraph_features():
+    x = reference.fixed_inputs("resnet50")[:2]
+    features = []
+    for to_static in (False, True):
+        model, _ = loaded(resnet50, "framework.options.to_static=%s" % to_static)
+        assert isinstance(model.net.forward, StaticFunction) is to_static
+        features.append(resnet50.predict(model, [x]))
+    np.testing.assert_allclose(features[1], features[0], rtol=1e-5, atol=1e-5)
 
 
 @pytest.mark.parametrize("module", [cnn, resnet50], ids=["cnn", "resnet50"])
