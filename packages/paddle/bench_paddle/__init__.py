@@ -12,7 +12,7 @@ from .weights import tensors  # noqa: F401  the model's native tensors (weight p
 # "amp_guard can only be enabled on CUDAPlace, XPUPlace, and CustomPlace" and runs float32).
 AUTOCAST_DTYPES = {"fp32": None, "fp16": "float16", "bf16": "bfloat16"}
 
-_state = {"gpu": False, "data_format": "NCHW"}
+_state = {"gpu": False, "data_format": "NCHW", "threads": 1}
 
 
 def on_gpu():
@@ -22,6 +22,10 @@ def on_gpu():
 def data_format():
     """NCHW or NHWC: the image tasks' layout, chosen by framework.options.data_format."""
     return _state["data_format"]
+
+
+def threads():
+    return _state["threads"]
 
 
 def sync():
@@ -65,12 +69,13 @@ def setup(run):
     # Paddle has no public thread setter for dygraph (there is no paddle.set_num_threads): at
     # import it sets OMP_NUM_THREADS=1 where unset and applies FLAGS_paddle_num_threads
     # (default 1) to MKL and OpenMP. core.set_num_threads is what applies that flag.
-    threads = options["threads"] or len(os.sched_getaffinity(0))
-    core.set_num_threads(threads)
+    n = options["threads"] or len(os.sched_getaffinity(0))
+    core.set_num_threads(n)
+    _state["threads"] = n
     paddle.seed(run["seed"])
     settings = {
         "device": str(paddle.get_device()),
-        "threads": threads,
+        "threads": n,
         "openmp_max_threads": _openmp_max_threads(),
         "mkl_threads_flag": paddle.get_flags(["FLAGS_paddle_num_threads"])[
             "FLAGS_paddle_num_threads"],

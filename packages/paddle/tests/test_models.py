@@ -76,10 +76,27 @@ def test_to_static_gives_dygraph_features():
     x = reference.fixed_inputs("resnet50")[:2]
     features = []
     for to_static in (False, True):
-        model, _ = loaded(resnet50, "framework.options.to_static=%s" % to_static)
+        model, _ = loaded(resnet50, "framework.options.to_static=%s" % to_static,
+                          "framework.options.predictor=false")
         assert isinstance(model.net.forward, StaticFunction) is to_static
         features.append(resnet50.predict(model, [x]))
     np.testing.assert_allclose(features[1], features[0], rtol=1e-5, atol=1e-5)
+
+
+def test_predictor_gives_dygraph_features_and_only_for_inference():
+    """Paddle Inference (oneDNN, IR passes), built at the first predict from the loaded
+    weights: the features of dygraph, within fp32 summation-order differences."""
+    x = reference.fixed_inputs("resnet50")[:2]
+    model, _ = loaded(resnet50, "framework.options.predictor=false")
+    dygraph = resnet50.predict(model, [x])
+    model, _ = loaded(resnet50)  # conf/task_framework/resnet50_paddle.yaml: on by default
+    assert model.use_predictor
+    assert model.predictor is None  # not before the weights are in
+    features = resnet50.predict(model, [x])
+    assert model.predictor is not None
+    np.testing.assert_allclose(features, dygraph, rtol=1e-4, atol=1e-4 * np.abs(dygraph).max())
+    with pytest.raises(ValueError, match="predictor=true applies to task=resnet50"):
+        build(cnn, "framework.options.predictor=true")
 
 
 @pytest.mark.parametrize("module", [cnn, resnet50], ids=["cnn", "resnet50"])
@@ -88,7 +105,8 @@ def test_nhwc_gives_nchw_numbers_and_round_trips(module):
     x = reference.fixed_inputs(task)[:2]
     outputs = []
     for fmt in ("NCHW", "NHWC"):
-        model, params = loaded(module, "framework.options.data_format=" + fmt)
+        model, params = loaded(module, "framework.options.data_format=" + fmt,
+                               "framework.options.predictor=false")
         layout = contract.hook(module, "native_layout")
         assert layout(x).shape == (x.shape if fmt == "NCHW" else x.transpose(0, 2, 3, 1).shape)
         outputs.append(module.predict(model, [layout(x)]))
