@@ -119,7 +119,7 @@ def test_threads_reach_paddles_openmp_runtime():
     for threads in (1, 2):
         _, settings, _ = build(cnn, "framework.options.threads=%d" % threads)
         assert settings["threads"] == threads
-        assert settings["openmp_max_threads"] == threads
+        assert settings["openmp_max_threads"] == settings["mkl_max_threads"] == threads
 
 
 def test_autocast_is_a_no_op_on_the_cpu_so_bf16_is_not_declared():
