@@ -135,6 +135,16 @@ FRAMEWORKS = {
         "build_requires": ["setuptools<70", "wheel"],
         "requires": ["numpy==1.23.5", "setuptools<70", "chainer==7.8.1"],
     },
+    "paddle": {
+        "frameworks": ["paddle"],
+        "python": None,
+        # the CPU wheel (Linux x86-64, CPython 3.9-3.13); paddlepaddle's own numpy floor is
+        # >= 1.21: pinned here with the numpy it was tested with.
+        # BENCH_PADDLE_REQUIREMENT=paddlepaddle-gpu==3.3.1 (from Paddle's CUDA index) for GPUs
+        "package": "packages/paddle",
+        "requires": ["numpy==2.4.6",
+                     os.environ.get("BENCH_PADDLE_REQUIREMENT", "paddlepaddle==3.3.1")],
+    },
     "cntk": {
         # CNTK 2.7 (2019, its last release) has wheels for CPython <= 3.6 only: built from a
         # Python 3.6 found on the machine, with the last pip for 3.6; the runtime's own tests

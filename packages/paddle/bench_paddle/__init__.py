@@ -1,0 +1,133 @@
+"""PaddlePaddle for Rosetta Bench: capabilities, device and thread setup, and the device sync."""
+import ctypes
+import os
+
+import paddle
+from paddle.base import core
+
+from .weights import tensors  # noqa: F401  the model's native tensors (weight protocol)
+
+# capabilities and options: conf/framework/paddle.yaml (checked before setup() by the runtime).
+# CPU: fp32 only -- paddle.amp.auto_cast is a no-op on a CPUPlace in Paddle 3.3 (it warns
+# "amp_guard can only be enabled on CUDAPlace, XPUPlace, and CustomPlace" and runs float32).
+AUTOCAST_DTYPES = {"fp32": None, "fp16": "float16", "bf16": "bfloat16"}
+
+_state = {"gpu": False, "data_format": "NCHW", "threads": 1}
+
+
+def on_gpu():
+    return _state["gpu"]
+
+
+def data_format():
+    """NCHW or NHWC: the image tasks' layout, chosen by framework.options.data_format."""
+    return _state["data_format"]
+
+
+def threads():
+    return _state["threads"]
+
+
+def sync():
+    if _state["gpu"]:
+        paddle.device.synchronize()
+
+
+def versions():
+    return {
+        "paddle": paddle.__version__,
+        "commit": paddle.version.commit,
+        "cuda": paddle.version.cuda() if paddle.device.is_compiled_with_cuda() else None,
+        "cudnn": paddle.version.cudnn() if paddle.device.is_compiled_with_cuda() else None,
+        "onednn": core.is_compiled_with_onednn(),
+        "mkl": paddle.version.with_mkl == "ON",
+    }
+
+
+def _read_back(library, function):
+    """A thread count as the library Paddle loaded reports it (None where not loaded): what
+    its kernels will use, read back rather than assumed."""
+    with open("/proc/self/maps") as maps:
+        libs = sorted({line.split()[-1] for line in maps if library in line})
+    return getattr(ctypes.CDLL(libs[0]), function)() if libs else None
+
+
+def setup(run):
+    """Choose the device, set threads, layout and seed; return what was applied."""
+    options = run["framework"]["options"]
+    if run["device"]["name"] == "gpu":
+        if not paddle.device.is_compiled_with_cuda() or paddle.device.cuda.device_count() == 0:
+            raise NotImplementedError(
+                "device=gpu is not supported by paddlepaddle %s: this build sees no CUDA device "
+                "(install paddlepaddle-gpu: BENCH_PADDLE_REQUIREMENT=paddlepaddle-gpu==%s from "
+                "Paddle's CUDA index)" % (paddle.__version__, paddle.__version__))
+        paddle.set_device("gpu:%d" % run["device"]["index"])
+    else:
+        paddle.set_device("cpu")
+    _state["gpu"] = run["device"]["name"] == "gpu"
+    _state["data_format"] = options["data_format"]
+    # Paddle has no public thread setter for dygraph (there is no paddle.set_num_threads): at
+    # import it sets OMP_NUM_THREADS=1 where unset and applies FLAGS_paddle_num_threads
+    # (default 1) to MKL and OpenMP. core.set_num_threads is what applies that flag.
+    n = options["threads"] or len(os.sched_getaffinity(0))
+    core.set_num_threads(n)
+    _state["threads"] = n
+    paddle.seed(run["seed"])
+    settings = {
+        "device": str(paddle.get_device()),
+        "threads": n,
+        "openmp_max_threads": _read_back("libiomp5", "omp_get_max_threads"),
+        "mkl_max_threads": _read_back("libmklml", "MKL_Get_Max_Threads"),
+    }
+    settings.update({k: v for k, v in options.items() if k not in settings})
+    return settings
+
+
+def count_parameters(model):
+    """Trainable parameters (batch norm's _mean/_variance are non-trainable parameters)."""
+    return sum(int(p.size) for p in model.net.parameters() if p.trainable)
+
+
+def _fastest(step, repeats):
+    """Seconds of the fastest of `repeats` calls after a warm-up: a peak, robust to a busy
+    machine."""
+    import time
+
+    step()
+    best = float("inf")
+    for _ in range(repeats):
+        start = time.perf_counter()
+        step()
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def peak_flops(precision, size=2048, repeats=10):
+    """Measured dense matrix-multiply throughput on the device (FLOP/s): the denominator of
+    the utilisation figure. Run after the benchmark, untimed. In fp32 the faster of dygraph's
+    paddle.matmul (MKL on the CPU: ~2.5x slower than NumPy's OpenBLAS on this AMD EPYC) and a
+    Paddle Inference predictor's (oneDNN), the path ResNet-50 runs by default."""
+    dtype = AUTOCAST_DTYPES[precision] or "float32"
+    a = paddle.randn([size, size]).astype(dtype)
+    b = paddle.randn([size, size]).astype(dtype)
+    seconds = _fastest(lambda: paddle.matmul(a, b).numpy(), repeats)  # .numpy() waits
+    if precision == "fp32":
+        from .common import paddle_inference
+
+        net = paddle.nn.Linear(size, size, bias_attr=False)
+        net.eval()
+        x = a.numpy()
+        predictor = paddle_inference(net, x)
+        feed = predictor.get_input_handle(predictor.get_input_names()[0])
+        feed.reshape([size, size])
+        feed.copy_from_cpu(x)
+        fetch = predictor.get_output_handle(predictor.get_output_names()[0])
+        seconds = min(seconds, _fastest(lambda: (predictor.run(), fetch.copy_to_cpu()), repeats))
+    return 2.0 * size ** 3 / seconds
+
+
+def memory_stats():
+    if not _state["gpu"]:
+        return None
+    return {"peak_allocated_bytes": paddle.device.cuda.max_memory_allocated(),
+            "peak_reserved_bytes": paddle.device.cuda.max_memory_reserved()}
