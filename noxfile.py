@@ -77,6 +77,14 @@ FRAMEWORKS = {
         "depends": ["packages/tensorflow"],
         "requires": [os.environ.get("BENCH_TENSORFLOW_REQUIREMENT", "tensorflow-cpu==2.21.0")],
     },
+    "flax": {
+        "frameworks": ["flax"],
+        "python": None,
+        # JAX's CPU wheels (jaxlib); BENCH_JAX_REQUIREMENT="jax[cuda12]==0.10.2" for GPUs
+        "package": "packages/flax",
+        "requires": [os.environ.get("BENCH_JAX_REQUIREMENT", "jax[cpu]==0.10.2"),
+                     "jaxlib==0.10.2", "flax==0.12.8", "optax==0.2.8"],
+    },
     "mxnet": {
         "frameworks": ["gluon", "mxnet"],
         "python": None,
