@@ -1,6 +1,5 @@
 """GRU sentiment classifier the Flax NNX way: nnx.Embed + a cuDNN-form nnx.GRUCell scanned with
 jax.lax.scan + nnx.Linear, trained by a jax.jit step with donated buffers and optax.adam."""
-
 import jax
 import jax.numpy as jnp
 import optax
@@ -33,9 +32,11 @@ class CuDNNGRUCell(nnx.GRUCell):
 
     def __init__(self, in_features, hidden_features, *, rngs, **options):
         super().__init__(in_features, hidden_features, rngs=rngs, **options)
-        self.dense_h = nnx.Linear(hidden_features, 3 * hidden_features, use_bias=True,
-                                  kernel_init=options["recurrent_kernel_init"], rngs=rngs,
-                                  dtype=self.dtype, param_dtype=self.param_dtype)
+        self.dense_h = nnx.Linear(
+            hidden_features, 3 * hidden_features, use_bias=True,
+            kernel_init=options.get("recurrent_kernel_init", nnx.initializers.orthogonal()),
+            bias_init=options.get("bias_init", nnx.initializers.zeros_init()),
+            dtype=self.dtype, param_dtype=self.param_dtype, rngs=rngs)
 
     def __call__(self, carry, inputs):
         h = self.recurrent(carry, self.dense_i(inputs))
