@@ -101,6 +101,14 @@ FRAMEWORKS = {
         "requires": [KERAS, os.environ.get("BENCH_TORCH_REQUIREMENT", "torch==2.13.0")],
         "test_env": {"KERAS_BACKEND": "torch"},
     },
+    "flax": {
+        "frameworks": ["flax"],
+        "python": None,
+        # JAX's CPU wheels (jaxlib); BENCH_JAX_REQUIREMENT="jax[cuda12]==0.10.2" for GPUs
+        "package": "packages/flax",
+        "requires": [os.environ.get("BENCH_JAX_REQUIREMENT", "jax[cpu]==0.10.2"),
+                     "jaxlib==0.10.2", "flax==0.12.8", "optax==0.2.8"],
+    },
     "mxnet": {
         "frameworks": ["gluon", "mxnet"],
         "python": None,

@@ -1,0 +1,132 @@
+"""JAX + Flax NNX + optax for Rosetta Bench: platform, XLA's threads and flags, precision, sync."""
+import os
+import time
+
+import jax
+import jax.numpy as jnp
+
+from .weights import tensors  # noqa: F401  the model's native tensors (weight protocol)
+
+# capabilities and options: conf/framework/flax.yaml (checked before setup() by the runtime)
+# Flax modules compute in `dtype` and keep float32 parameters (param_dtype): bf16 compute
+COMPUTE_DTYPES = {"fp32": jnp.float32, "bf16": jnp.bfloat16}
+# jax_platforms (the backends that start: the CPU's alone on a CPU run) and the run's backend
+PLATFORMS = {"cpu": ("cpu", "cpu"), "gpu": ("cuda,cpu", "cuda")}
+
+_options = {}
+_run = {}
+_device = []  # the run's jax.Device
+_pending = []  # the last array a task module dispatched: sync() waits for it
+
+
+def options():
+    return _options
+
+
+def compute_dtype():
+    return COMPUTE_DTYPES[_run["precision"]]
+
+
+def seed():
+    return _run["seed"]
+
+
+def dispatched(array):
+    """Remember the newest result of asynchronous work, for sync()."""
+    _pending[:] = [array]
+    return array
+
+
+def sync():
+    """JAX dispatches asynchronously and has no device-wide barrier: wait for the newest
+    result a task module dispatched (its computation wrote every output of its step)."""
+    if _pending:
+        jax.block_until_ready(_pending[0])
+
+
+def versions():
+    import flax
+    import jaxlib
+    import optax
+
+    return {"jax": jax.__version__, "jaxlib": jaxlib.__version__, "flax": flax.__version__,
+            "optax": optax.__version__}
+
+
+def configure_xla(threads, xla_flags):
+    """XLA reads its flags and sizes its CPU thread pools once, when the backend starts: set
+    both before the first JAX computation. JAX has no thread-count API; XLA's CPU client takes
+    its pool size from PJRT_NPROC (else NPROC, else the CPUs this process may run on)."""
+    if xla_flags:
+        os.environ["XLA_FLAGS"] = " ".join(filter(None, [os.environ.get("XLA_FLAGS"),
+                                                         xla_flags]))
+    if threads:
+        os.environ["PJRT_NPROC"] = str(threads)
+    nproc = os.environ.get("PJRT_NPROC") or os.environ.get("NPROC")
+    return int(nproc) if nproc else len(os.sched_getaffinity(0))
+
+
+def setup(run):
+    """Choose the platform, set XLA's threads and flags and the dtype; return what was applied."""
+    _options.clear()
+    _options.update(run["framework"]["options"])
+    _run.clear()
+    _run.update(precision=run["precision"], seed=run["seed"])
+    threads = configure_xla(_options["threads"], _options["xla_flags"])
+    device = run["device"]["name"]
+    platforms, backend = PLATFORMS[device]
+    jax.config.update("jax_platforms", platforms)
+    try:
+        devices = jax.devices(backend)
+    except RuntimeError as exc:
+        raise NotImplementedError(
+            "device=%s is not supported by jax %s here: %s (the CPU wheel has no CUDA; install "
+            "jax[cuda12] with BENCH_JAX_REQUIREMENT, see packages/flax/README.md)"
+            % (device, jax.__version__, str(exc).splitlines()[0])) from None
+    index = run["device"]["index"]
+    if index >= len(devices):
+        raise NotImplementedError("device.index=%d: jax sees %d %s device(s)"
+                                  % (index, len(devices), device))
+    _device[:] = [devices[index]]
+    jax.config.update("jax_default_device", devices[index])
+    if device == "gpu":  # JAX's default fp32 GPU matmuls are TF32: off, so fp32 means fp32
+        jax.config.update("jax_default_matmul_precision",
+                          "tensorfloat32" if _options["tf32"] else "highest")
+    settings = {
+        "device": str(devices[index]),
+        "device_name": getattr(devices[index], "device_kind", None),
+        "threads": threads,
+        "xla_flags": os.environ.get("XLA_FLAGS", ""),
+        "compute_dtype": jnp.dtype(compute_dtype()).name,
+        "param_dtype": "float32",
+        "layout": "NHWC (transposed once at load time)",
+    }
+    settings.update({k: v for k, v in _options.items() if k not in settings})
+    return settings
+
+
+def count_parameters(model):
+    """nnx.Param elements: batch norm's running statistics are nnx.BatchStat, not counted."""
+    from flax import nnx
+
+    return int(sum(p.size for p in jax.tree.leaves(nnx.state(model.net, nnx.Param))))
+
+
+def memory_stats():
+    if not _device or _device[0].platform == "cpu":
+        return None
+    stats = _device[0].memory_stats() or {}
+    return {"peak_allocated_bytes": stats.get("peak_bytes_in_use")}
+
+
+def peak_flops(precision, size=2048, repeats=10):
+    """Measured dense matrix-multiply FLOP/s on the device: the utilisation denominator."""
+    a = jax.random.normal(jax.random.key(0), (size, size), jnp.float32).astype(
+        COMPUTE_DTYPES[precision])
+    matmul = jax.jit(lambda a: a @ a)
+    matmul(a).block_until_ready()  # compile
+    start = time.perf_counter()
+    for _ in range(repeats):
+        out = matmul(a)
+    out.block_until_ready()
+    return 2.0 * size ** 3 * repeats / (time.perf_counter() - start)

@@ -1,0 +1,5 @@
+import functools
+
+from bench import testing
+
+make_run = functools.partial(testing.make_run, "flax")
