@@ -44,7 +44,8 @@ def test_frameworks_and_their_code_come_from_conf_and_the_source_tree(views):
     assert cnn.source_of["keras"] == cnn.source_of["keras_jax"] == cnn.source_of["keras_torch"]
     packages = {fw.package for fw in rosetta.frameworks(bench.conf_dir())
                 if fw.name in declaring["cnn"]}
-    assert len({cnn.source_of[n] for n in declaring["cnn"]}) == len(packages) < len(declaring["cnn"])
+    columns = {cnn.source_of[n] for n in declaring["cnn"]}
+    assert len(columns) == len(packages) < len(declaring["cnn"])
 
 
 def test_the_task_modules_own_imports_are_shown(views):
