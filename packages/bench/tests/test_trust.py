@@ -29,8 +29,11 @@ def strict_json(path):
 
 
 def start(args, env, cwd):
+    """`python -m bench` in a subprocess that a test can Ctrl-C: a shell's background job (CI)
+    starts with SIGINT ignored, and Python keeps that unless it is restored."""
     return subprocess.Popen([sys.executable, "-m", "bench", *args], cwd=cwd, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
 
 
 def read_until(proc, marker, lines, limit_s=120):

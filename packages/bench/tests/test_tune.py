@@ -135,7 +135,7 @@ def test_ctrl_c_kills_the_worker_and_keeps_the_finished_rounds(own_cache, tmp_pa
     assert read_until(proc, "fake: hanging", lines), "".join(lines)
     (worker,) = children(proc.pid)
     proc.send_signal(signal.SIGINT)
-    output = "".join(lines) + proc.communicate(timeout=300)[0]
+    output = "".join(lines) + proc.communicate(timeout=60)[0]
     assert proc.returncode == 130, output
     assert gone(worker)
     kept = re.search(r"interrupted \(Ctrl-C\): the running worker was killed; 1 finished "
