@@ -182,7 +182,7 @@ FRAMEWORKS = {
         "python": None,
         "package": "packages/onnxruntime",
         "requires": [os.environ.get("BENCH_ONNXRUNTIME_REQUIREMENT", "onnxruntime==1.32.0"),
-                     "onnx==1.23.2", "numpy"],
+                     "onnx==1.23.2", "numpy==2.4.6"],
     },
 }
 

@@ -68,3 +68,27 @@ def test_cnn_initialisers_and_dropout_off_at_evaluation():
     x = np.random.RandomState(0).rand(8, 3, 32, 32).astype(np.float32)
     a, b = cnn.predict(model, [x]), cnn.predict(model, [x])
     assert np.array_equal(a, b)  # eval(): dropout off, deterministic
+
+
+def test_dropout_layers_draw_their_own_masks():
+    """Under set_fixed_random_seed (setup) CNTK gives every random op the same seed: two
+    dropout ops of one shape draw the same mask. The CNN's three layers get a seed each."""
+    C = bench_cntk.cntk_module()
+    run = make_run("cnn")
+    bench_cntk.setup(run)
+    x = C.input_variable(2000, needs_gradient=True)
+    ones = np.ones((1, 2000), np.float32)
+
+    def masks(a, b):  # kept elements of a and b, through one gradient of a + 10 b
+        grad = np.asarray(C.reduce_sum(a + 10.0 * b).grad({x: ones}, wrt=[x])).ravel()
+        return (np.round(grad) % 10) != 0, grad >= 10
+
+    first, second = masks(C.dropout(x, 0.5), C.dropout(x, 0.5))
+    assert np.array_equal(first, second)  # CNTK's default: one seed for all
+    first, second = masks(C.dropout(x, 0.5, seed=0), C.dropout(x, 0.5, seed=1))
+    assert not np.array_equal(first, second) and 0.15 < (first & second).mean() < 0.35
+    net = cnn.build_model(run).net
+    dropouts = C.logging.graph.depth_first_search(
+        net, lambda f: isinstance(f, C.Function) and f.attributes.get("rngSeed") is not None,
+        depth=-1)
+    assert len({f.attributes["rngSeed"] for f in dropouts}) == 3
