@@ -54,6 +54,8 @@ def missing_python(version, why):
 #               in the orchestrator's interpreter, which discovers this environment
 #   install_step  a command run in the environment after installing (part of --install-only)
 #   test_env    environment of the tests; "{venv}" is the environment's directory
+#   also_tests  test folders run by a second pytest in the same environment (a package it
+#               depends on, whose test files share names with its own)
 FRAMEWORKS = {
     "torch": {
         "frameworks": ["torch"],
@@ -64,27 +66,25 @@ FRAMEWORKS = {
         "requires": [os.environ.get("BENCH_TORCH_REQUIREMENT", "torch==2.13.0")],
     },
     "tensorflow": {
-        "frameworks": ["tensorflow"],
+        # TensorFlow's own API (bench_tensorflow) and Keras 3 on TensorFlow (bench_keras, the
+        # same package as keras_jax and keras_torch): one environment, as the pins are one
+        # (the Keras that tensorflow-cpu brings); KERAS_BACKEND=tensorflow for the in-process
+        # tests (conf/framework/keras.yaml's `env` for workers). bench_keras reuses
+        # bench_tensorflow's runtime set-up; bench_tensorflow reuses Keras' layer layouts
+        "frameworks": ["tensorflow", "keras"],
         "python": None,
         "package": "packages/tensorflow",
-        "depends": ["packages/keras"],  # Keras' layer layouts and initialisers: bench_keras
+        "depends": ["packages/keras"],
         # the CPU build here; BENCH_TENSORFLOW_REQUIREMENT="tensorflow[and-cuda]" for GPUs
-        "requires": [os.environ.get("BENCH_TENSORFLOW_REQUIREMENT", "tensorflow-cpu==2.21.0")],
-    },
-    "keras": {
-        # Keras 3 on its three backends: one package (bench_keras), one environment per
-        # backend, so that each backend's pins stand alone and a Keras-on-JAX or -torch worker
-        # proves it needs no TensorFlow; KERAS_BACKEND (conf/framework/keras*.yaml's `env`
-        # for workers, test_env for the in-process conformance suite) picks the backend.
-        # On TensorFlow, bench_keras reuses bench_tensorflow's runtime set-up (configure)
-        "frameworks": ["keras"],
-        "python": None,
-        "package": "packages/keras",
-        "depends": ["packages/tensorflow"],
         "requires": [os.environ.get("BENCH_TENSORFLOW_REQUIREMENT", "tensorflow-cpu==2.21.0"),
                      KERAS],
+        "also_tests": ["packages/keras/tests"],  # its own pytest run (same test file names)
         "test_env": {"KERAS_BACKEND": "tensorflow"},
     },
+    # Keras 3 on its other backends: the same package (bench_keras), one environment per
+    # backend, so that each backend's pins stand alone and a Keras-on-JAX or -torch worker
+    # proves it needs no TensorFlow; KERAS_BACKEND (conf/framework/keras*.yaml's `env` for
+    # workers, test_env for the in-process conformance suite) picks the backend
     "keras_jax": {
         "frameworks": ["keras_jax"],
         "python": None,
@@ -236,6 +236,9 @@ def framework_session(name, spec):
         env["BENCH_E2E_FRAMEWORKS"] = ",".join(e2e_frameworks(spec))  # workers, from `bench`
         session.run("pytest", "--rootdir", ".", *spec.get("pytest_args", []), *tests(spec),
                     *session.posargs, env=env)
+        for folder in spec.get("also_tests", []):
+            session.run("pytest", "--rootdir", ".", *spec.get("pytest_args", []), folder,
+                        *session.posargs, env=env)
 
     run.__doc__ = f"The {name} package in its own environment: install and test."
     return run

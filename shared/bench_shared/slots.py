@@ -22,6 +22,7 @@ import collections
 
 import numpy as np
 
+from . import spec
 from . import weights as neutral
 
 
@@ -32,6 +33,34 @@ def identity(value):
 def transpose(value):
     """(in, out) <-> (out, in): dense and recurrent kernels in most frameworks."""
     return np.ascontiguousarray(np.transpose(value))
+
+
+def conv_oihw_to_hwio(kernel):
+    """Convolution kernels: neutral O x I x H x W -> H x W x I x O (Keras, Flax)."""
+    return np.ascontiguousarray(kernel.transpose(2, 3, 1, 0))
+
+
+def conv_hwio_to_oihw(kernel):
+    return np.ascontiguousarray(kernel.transpose(3, 2, 0, 1))
+
+
+def _cnn_flatten_rows(kernel, order_from, order_to):
+    c, h, w = spec.CNN.conv_channels[-1], spec.CNN.input_shape[1] // 4, spec.CNN.input_shape[2] // 4
+    dims = {"c": c, "h": h, "w": w}
+    shaped = kernel.reshape([dims[d] for d in order_from] + [kernel.shape[1]])
+    perm = [order_from.index(d) for d in order_to] + [3]
+    return np.ascontiguousarray(shaped.transpose(perm).reshape(kernel.shape))
+
+
+def cnn_flatten_chw_to_hwc(kernel):
+    """The CNN's first dense kernel, whose rows follow the flattened last feature map: neutral
+    C, H, W row order (an NCHW flatten) -> H, W, C (an NHWC flatten: Keras, Flax, Paddle's
+    data_format=NHWC)."""
+    return _cnn_flatten_rows(kernel, "chw", "hwc")
+
+
+def cnn_flatten_hwc_to_chw(kernel):
+    return _cnn_flatten_rows(kernel, "hwc", "chw")
 
 
 class Slot(object):

@@ -1,7 +1,7 @@
 import time
 
 from bench_shared import progress
-from bench_shared.timing import Stopwatch
+from bench_shared.timing import Stopwatch, peak_rate
 
 
 def test_every_region_is_bracketed_by_sync():
@@ -21,6 +21,18 @@ def test_sync_time_is_inside_the_region():
     with sw.region("r"):
         pass
     assert sw.last("r") >= 0.02  # the closing sync waits for queued work: it is billed
+
+
+def test_a_peak_is_the_best_round_so_one_disturbed_round_cannot_lower_it():
+    calls = []
+    seconds = iter([0.0, 0.3, 0.03, 0.3])  # warm-up, then a busy round, a quiet one, a busy one
+
+    def work(n):
+        calls.append(n)
+        time.sleep(next(seconds))
+    rate = peak_rate(work, units_per_call=6.0, calls=2, rounds=3)
+    assert calls == [1, 2, 2, 2]  # one untimed warm-up call, then the timed rounds
+    assert 12.0 / 0.1 < rate <= 12.0 / 0.03  # the quiet round's rate (the mean's: 12 / 0.21)
 
 
 def test_progress_lines_round_trip(capsys):

@@ -2,11 +2,12 @@
 native tensors."""
 import ctypes
 import os
-import time
 
 import chainer
 import numpy as np
 from chainer.backends import cuda, intel64
+
+from bench_shared.timing import matmul_flops, peak_rate
 
 from .weights import tensors  # noqa: F401  the model's native tensors (weight protocol)
 
@@ -132,15 +133,14 @@ def memory_stats():
     return {"pool_total_bytes": pool.total_bytes()}  # CuPy's pool keeps its peak until freed
 
 
-def peak_flops(precision, size=2048, repeats=10):
+def peak_flops(precision, size=2048):
     """Measured dense matrix-multiply FLOP/s on the device: the utilisation denominator."""
     xp = _device.xp
     dtype = np.float16 if precision == "fp16" else np.float32
     a = xp.asarray(np.random.RandomState(0).rand(size, size), dtype)
-    a.dot(a)  # warm-up
-    sync()
-    start = time.perf_counter()
-    for _ in range(repeats):
-        a.dot(a)
-    sync()
-    return 2.0 * size ** 3 * repeats / (time.perf_counter() - start)
+
+    def work(n):
+        for _ in range(n):
+            a.dot(a)
+        sync()
+    return peak_rate(work, matmul_flops(size))

@@ -66,20 +66,20 @@ def count_parameters(model):
     return int(sum(np.prod(p.shape) for p in model.net.parameters))
 
 
-def peak_flops(precision, size=2048, repeats=10):
+def peak_flops(precision, size=2048):
     """Measured dense matrix-multiply throughput (FLOP/s): the denominator of the utilisation
     figure. Run after the benchmark, untimed."""
-    import time
+    from bench_shared.timing import matmul_flops, peak_rate
 
     rng = np.random.RandomState(0)
     x = C.input_variable((size,))
     product = C.times(x, C.constant(rng.randn(size, size).astype(np.float32)))
     a = rng.randn(size, size).astype(np.float32)  # a batch of `size` rows
-    product.eval({x: a})  # warm-up
-    start = time.perf_counter()
-    for _ in range(repeats):
-        product.eval({x: a})
-    return 2.0 * size ** 3 * repeats / (time.perf_counter() - start)
+
+    def work(n):
+        for _ in range(n):
+            product.eval({x: a})  # eval returns NumPy: each product is done
+    return peak_rate(work, matmul_flops(size))
 
 
 def memory_stats():

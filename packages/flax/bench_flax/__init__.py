@@ -1,9 +1,10 @@
 """JAX + Flax NNX + optax for Rosetta Bench: platform, XLA's threads and flags, precision, sync."""
 import os
-import time
 
 import jax
 import jax.numpy as jnp
+
+from bench_shared.timing import matmul_flops, peak_rate
 
 from .weights import tensors  # noqa: F401  the model's native tensors (weight protocol)
 
@@ -119,14 +120,14 @@ def memory_stats():
     return {"peak_allocated_bytes": stats.get("peak_bytes_in_use")}
 
 
-def peak_flops(precision, size=2048, repeats=10):
+def peak_flops(precision, size=2048):
     """Measured dense matrix-multiply FLOP/s on the device: the utilisation denominator."""
     a = jax.random.normal(jax.random.key(0), (size, size), jnp.float32).astype(
         COMPUTE_DTYPES[precision])
     matmul = jax.jit(lambda a: a @ a)
-    matmul(a).block_until_ready()  # compile
-    start = time.perf_counter()
-    for _ in range(repeats):
-        out = matmul(a)
-    out.block_until_ready()
-    return 2.0 * size ** 3 * repeats / (time.perf_counter() - start)
+
+    def work(n):  # the first call compiles: peak_rate's warm-up
+        for _ in range(n):
+            out = matmul(a)
+        out.block_until_ready()
+    return peak_rate(work, matmul_flops(size))

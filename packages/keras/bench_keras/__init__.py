@@ -5,10 +5,11 @@ what is the backend's (device, threads, versions, sync, memory, matmul peak) liv
 small module per backend, backend_<name>.py, picked by keras.backend.backend()."""
 import contextlib
 import importlib
-import time
 
 import keras
 import numpy as np
+
+from bench_shared.timing import matmul_flops, peak_rate
 
 from . import weights
 
@@ -64,19 +65,19 @@ def memory_stats():
     return backend().memory_stats()
 
 
-def peak_flops(precision, size=2048, repeats=10):
+def peak_flops(precision, size=2048):
     """Measured dense matrix-multiply FLOP/s on the device: the utilisation denominator (the
     backend's own where it has one, else keras.ops.matmul, dispatched op by op)."""
     own = getattr(backend(), "peak_flops", None)
     if own:
-        return own(precision, size, repeats)
+        return own(precision, size)
     a = keras.ops.cast(keras.random.normal((size, size), seed=0), DTYPES[precision])
-    keras.ops.convert_to_numpy(keras.ops.matmul(a, a))  # warm-up
-    start = time.perf_counter()
-    outs = [keras.ops.matmul(a, a) for _ in range(repeats)]
-    for out in outs:  # every product done (dispatch may be asynchronous)
-        keras.ops.convert_to_numpy(out[:1, :1])
-    return 2.0 * size ** 3 * repeats / (time.perf_counter() - start)
+
+    def work(n):
+        outs = [keras.ops.matmul(a, a) for _ in range(n)]
+        for out in outs:  # every product done (dispatch may be asynchronous)
+            keras.ops.convert_to_numpy(out[:1, :1])
+    return peak_rate(work, matmul_flops(size))
 
 
 def count_parameters(model):

@@ -16,7 +16,6 @@ import keras
 import numpy as np
 
 from bench_shared import slots as protocol
-from bench_shared import spec
 from bench_shared import weights as neutral
 
 
@@ -26,36 +25,12 @@ def swap_first_two_gates(a):
     return np.concatenate([z, r, n], axis=-1)
 
 
-def conv_to_native(kernel):
-    return np.ascontiguousarray(kernel.transpose(2, 3, 1, 0))  # OIHW -> HWIO
-
-
-def conv_from_native(kernel):
-    return np.ascontiguousarray(kernel.transpose(3, 2, 0, 1))  # HWIO -> OIHW
-
-
-def _flatten_rows(kernel, order_from, order_to):
-    c, h, w = spec.CNN.conv_channels[-1], spec.CNN.input_shape[1] // 4, spec.CNN.input_shape[2] // 4
-    dims = {"c": c, "h": h, "w": w}
-    shaped = kernel.reshape([dims[d] for d in order_from] + [kernel.shape[1]])
-    perm = [order_from.index(d) for d in order_to] + [3]
-    return np.ascontiguousarray(shaped.transpose(perm).reshape(kernel.shape))
-
-
-def dense1_rows_to_native(kernel):
-    return _flatten_rows(kernel, "chw", "hwc")
-
-
-def dense1_rows_from_native(kernel):
-    return _flatten_rows(kernel, "hwc", "chw")
-
-
 def conversions(task, name):
     """(to_native, from_native) of one neutral tensor."""
     if len(neutral.layout(task)[name]) == 4:
-        return conv_to_native, conv_from_native
+        return protocol.conv_oihw_to_hwio, protocol.conv_hwio_to_oihw
     if task == "cnn" and name == "dense1.weight":
-        return dense1_rows_to_native, dense1_rows_from_native
+        return protocol.cnn_flatten_chw_to_hwc, protocol.cnn_flatten_hwc_to_chw
     if name.startswith("gru."):
         return swap_first_two_gates, swap_first_two_gates
     return protocol.identity, protocol.identity

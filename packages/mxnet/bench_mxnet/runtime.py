@@ -113,23 +113,23 @@ def memory_stats():
     return {"used_bytes_at_end": total - free, "total_bytes": total}
 
 
-def peak_flops(precision, size=2048, repeats=10):
+def peak_flops(precision, size=2048):
     """Measured dense matrix-multiply throughput (FLOP/s), untimed, after the benchmark; None
     for bf16: MXNet has no bf16 dot outside AMP graphs, and an fp32 figure would pass for a
     bf16 peak (the host peak, `python -m bench peak`, takes the best of every framework)."""
-    import time
-
     import mxnet as mx
+
+    from bench_shared.timing import matmul_flops, peak_rate
 
     if precision == "bf16":
         return None
     dtype = "float16" if precision == "fp16" else "float32"
     a = mx.nd.random.normal(shape=(size, size), ctx=_state["context"], dtype=dtype)
     b = mx.nd.random.normal(shape=(size, size), ctx=_state["context"], dtype=dtype)
-    mx.nd.dot(a, b).wait_to_read()  # warm-up
-    start = time.perf_counter()
-    for _ in range(repeats):
-        mx.nd.dot(a, b)
-    mx.nd.waitall()
-    return 2.0 * size ** 3 * repeats / (time.perf_counter() - start)
+
+    def work(n):
+        for _ in range(n):
+            mx.nd.dot(a, b)
+        mx.nd.waitall()
+    return peak_rate(work, matmul_flops(size))
 

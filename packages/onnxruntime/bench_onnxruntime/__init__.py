@@ -102,14 +102,14 @@ def count_parameters(model):
                if not k.endswith((".input_mean", ".input_var")))
 
 
-def peak_flops(precision, size=2048, repeats=10):
+def peak_flops(precision, size=2048):
     """Measured dense matrix-multiply throughput of a one-MatMul session with the run's
     options and providers (FLOP/s): the denominator of the utilisation figure. Operands and
     result stay on the device (I/O binding). Run after the benchmark, untimed."""
-    import time
-
     import numpy as np
     from onnx import TensorProto, helper
+
+    from bench_shared.timing import matmul_flops, peak_rate
 
     graph = helper.make_graph(
         [helper.make_node("MatMul", ["a", "b"], ["c"])], "matmul",
@@ -123,13 +123,12 @@ def peak_flops(precision, size=2048, repeats=10):
         value = np.random.RandomState(0).randn(size, size).astype(np.float32)
         binding.bind_ortvalue_input(name, ort.OrtValue.ortvalue_from_numpy(value, device, index))
     binding.bind_output("c", device, index)
-    session.run_with_iobinding(binding)  # warm-up
-    binding.synchronize_outputs()
-    start = time.perf_counter()
-    for _ in range(repeats):
-        session.run_with_iobinding(binding)
-    binding.synchronize_outputs()
-    return 2.0 * size ** 3 * repeats / (time.perf_counter() - start)
+
+    def work(n):
+        for _ in range(n):
+            session.run_with_iobinding(binding)
+        binding.synchronize_outputs()
+    return peak_rate(work, matmul_flops(size))
 
 
 def memory_stats():

@@ -88,29 +88,21 @@ def count_parameters(model):
     return sum(int(p.size) for p in model.net.parameters() if p.trainable)
 
 
-def _fastest(step, repeats):
-    """Seconds of the fastest of `repeats` calls after a warm-up: a peak, robust to a busy
-    machine."""
-    import time
-
-    step()
-    best = float("inf")
-    for _ in range(repeats):
-        start = time.perf_counter()
-        step()
-        best = min(best, time.perf_counter() - start)
-    return best
-
-
-def peak_flops(precision, size=2048, repeats=10):
+def peak_flops(precision, size=2048):
     """Measured dense matrix-multiply throughput on the device (FLOP/s): the denominator of
     the utilisation figure. Run after the benchmark, untimed. In fp32 the faster of dygraph's
     paddle.matmul (MKL on the CPU: ~2.5x slower than NumPy's OpenBLAS on this AMD EPYC) and a
     Paddle Inference predictor's (oneDNN), the path ResNet-50 runs by default."""
+    from bench_shared.timing import matmul_flops, peak_rate
+
     dtype = AUTOCAST_DTYPES[precision] or "float32"
     a = paddle.randn([size, size]).astype(dtype)
     b = paddle.randn([size, size]).astype(dtype)
-    seconds = _fastest(lambda: paddle.matmul(a, b).numpy(), repeats)  # .numpy() waits
+
+    def products(step):
+        return peak_rate(lambda n: [step() for _ in range(n)], matmul_flops(size))
+
+    flops = products(lambda: paddle.matmul(a, b).numpy())  # .numpy() waits
     if precision == "fp32":
         from .common import paddle_inference
 
@@ -122,8 +114,8 @@ def peak_flops(precision, size=2048, repeats=10):
         feed.reshape([size, size])
         feed.copy_from_cpu(x)
         fetch = predictor.get_output_handle(predictor.get_output_names()[0])
-        seconds = min(seconds, _fastest(lambda: (predictor.run(), fetch.copy_to_cpu()), repeats))
-    return 2.0 * size ** 3 / seconds
+        flops = max(flops, products(lambda: (predictor.run(), fetch.copy_to_cpu())))
+    return flops
 
 
 def memory_stats():

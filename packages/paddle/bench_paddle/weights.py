@@ -15,7 +15,6 @@ import numpy as np
 import paddle
 
 from bench_shared import slots as protocol
-from bench_shared import spec
 from bench_shared import weights as neutral
 
 BATCH_NORM = {"gamma": "weight", "beta": "bias", "mean": "_mean", "var": "_variance"}
@@ -32,14 +31,6 @@ def paddle_name(name):
     return prefix + "." + BATCH_NORM.get(field, field)
 
 
-def _flatten_rows(kernel, order_from, order_to):
-    c, h, w = spec.CNN.conv_channels[-1], spec.CNN.input_shape[1] // 4, spec.CNN.input_shape[2] // 4
-    dims = {"c": c, "h": h, "w": w}
-    shaped = kernel.reshape([dims[d] for d in order_from] + [kernel.shape[1]])
-    perm = [order_from.index(d) for d in order_to] + [3]
-    return np.ascontiguousarray(shaped.transpose(perm).reshape(kernel.shape))
-
-
 def slots(task, data_format="NCHW"):
     """Neutral name -> the parameter Paddle's layer naming gives it."""
     table = collections.OrderedDict(
@@ -47,8 +38,7 @@ def slots(task, data_format="NCHW"):
         for name in neutral.layout(task))
     if task == "cnn" and data_format == "NHWC":
         table["dense1.weight"] = protocol.Slot(
-            "dense1.weight", lambda k: _flatten_rows(k, "chw", "hwc"),
-            lambda k: _flatten_rows(k, "hwc", "chw"))
+            "dense1.weight", protocol.cnn_flatten_chw_to_hwc, protocol.cnn_flatten_hwc_to_chw)
     return table
 
 

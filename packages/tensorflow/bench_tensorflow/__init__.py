@@ -1,12 +1,12 @@
 """TensorFlow 2 for Rosetta Bench: device, threads, mixed precision and sync."""
 import os
-import time
 
 import keras
 import numpy as np
 import tensorflow as tf
 
 from bench_keras import POLICIES  # Keras' mixed-precision policies, on every backend
+from bench_shared.timing import matmul_flops, peak_rate
 
 from .weights import tensors  # noqa: F401  the model's native tensors (weight protocol)
 
@@ -84,17 +84,15 @@ def memory_stats():
     return {"peak_allocated_bytes": info["peak"]}
 
 
-def peak_flops(precision, size=2048, repeats=10):
+def peak_flops(precision, size=2048):
     """Measured dense matrix-multiply FLOP/s on the device: the utilisation denominator."""
     dtype = {"fp32": tf.float32, "bf16": tf.bfloat16, "fp16": tf.float16}[precision]
     with tf.device(_device):
-        a = tf.random.normal((size, size), dtype=tf.float32)
-        a = tf.cast(a, dtype)
+        a = tf.cast(tf.random.normal((size, size), dtype=tf.float32), dtype)
         matmul = tf.function(lambda: tf.matmul(a, a))
-        matmul()
-        sync()
-        start = time.perf_counter()
-        for _ in range(repeats):
-            out = matmul()
-        out.numpy()
-    return 2.0 * size ** 3 * repeats / (time.perf_counter() - start)
+
+        def work(n):  # the first call traces: peak_rate's warm-up
+            for _ in range(n):
+                out = matmul()
+            out.numpy()
+        return peak_rate(work, matmul_flops(size))

@@ -8,6 +8,8 @@ import time
 
 import numpy as np
 
+from bench_shared.timing import matmul_flops, peak_rate
+
 _options = {}
 
 
@@ -65,11 +67,11 @@ def skip_training():
     return _options["skip_training"]
 
 
-def peak_flops(precision, size=256, repeats=20):
+def peak_flops(precision, size=256):
     """NumPy's float32 matrix product, measured: the denominator the harness divides by."""
     a = np.random.RandomState(0).rand(size, size).astype(np.float32)
-    a @ a
-    start = time.perf_counter()
-    for _ in range(repeats):
-        a @ a
-    return 2.0 * size ** 3 * repeats / (time.perf_counter() - start)
+
+    def work(n):
+        for _ in range(n):
+            a @ a
+    return peak_rate(work, matmul_flops(size))
