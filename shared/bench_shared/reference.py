@@ -1,4 +1,4 @@
-"""NumPy reference forward passes of the three models, from neutral weights (weights.py).
+"""NumPy reference forward passes of the models, from neutral weights (weights.py).
 
 Written for clarity first: each layer is one line of textbook maths, computed in float64 so
 that the reference is the "truth" a framework's float32 result is compared with. Convolution
@@ -35,6 +35,15 @@ def max_pool(x, size, stride, pad=0):
     windows = as_strided(x, shape=(n, c, oh, ow, size, size),
                          strides=(s[0], s[1], s[2] * stride, s[3] * stride, s[2], s[3]))
     return windows.max(axis=(4, 5))
+
+
+def avg_pool(x, size, stride):
+    n, c, h, w = x.shape
+    oh, ow = (h - size) // stride + 1, (w - size) // stride + 1
+    s = x.strides
+    windows = as_strided(x, shape=(n, c, oh, ow, size, size),
+                         strides=(s[0], s[1], s[2] * stride, s[3] * stride, s[2], s[3]))
+    return windows.mean(axis=(4, 5))
 
 
 def relu(x):
@@ -95,6 +104,31 @@ def resnet50_forward(params, x):
     return h.mean(axis=(2, 3))
 
 
+def densenet_forward(params, x):
+    """Logits (N, 14) of DenseNet-121 in evaluation mode (sigmoid gives each label's
+    probability). Any input of at least 32 x 32 (five halvings); SPEC's is 224 x 224."""
+    p = _float64(params)
+    d = spec.DenseNet121
+
+    def bn_relu(h, prefix):
+        return relu(batch_norm(h, p, prefix, d.batch_norm_eps))
+
+    h = conv2d(np.asarray(x, np.float64), p["stem.conv.weight"], stride=d.stem_stride,
+               pad=d.stem_padding)
+    h = max_pool(bn_relu(h, "stem.bn"), d.pool_kernel, d.pool_stride, pad=d.pool_padding)
+    for b, layers in enumerate(d.block_layers, 1):
+        for layer in range(layers):
+            q = "block%d.layer%d." % (b, layer)
+            new = conv2d(bn_relu(h, q + "bn1"), p[q + "conv1.weight"])
+            new = conv2d(bn_relu(new, q + "bn2"), p[q + "conv2.weight"], pad=1)
+            h = np.concatenate([h, new], axis=1)  # every earlier output, then this layer's
+        if b < len(d.block_layers):
+            t = "transition%d." % b
+            h = avg_pool(conv2d(bn_relu(h, t + "bn"), p[t + "conv.weight"]), 2, 2)
+    features = bn_relu(h, "final.bn").mean(axis=(2, 3))
+    return features @ p["classifier.weight"] + p["classifier.bias"]
+
+
 def gru_cell(x_proj, h, p):
     """One cuDNN-style (reset_after) GRU step; x_proj = x @ W_i + b_i, gates r, z, n."""
     units = h.shape[1]
@@ -116,16 +150,22 @@ def rnn_forward(params, tokens):
     return h @ p["dense.weight"] + p["dense.bias"]
 
 
-FORWARD = {"cnn": cnn_forward, "resnet50": resnet50_forward, "rnn": rnn_forward}
+FORWARD = {"cnn": cnn_forward, "resnet50": resnet50_forward, "rnn": rnn_forward,
+           "densenet": densenet_forward}
 
 
 def forward(task, params, inputs):
     return FORWARD[task](params, inputs)
 
 
-def fixed_inputs(task, batch=4, seed=1):
-    """The fixed input batch of the equivalence check."""
+def fixed_inputs(task, batch=4, seed=1, image_size=None):
+    """The fixed input batch of the equivalence check (`image_size`: DenseNet's side, e.g.
+    a small one for tests; default SPEC's)."""
     rng = np.random.RandomState(seed)
+    if task == "densenet":
+        c, h, w = spec.DenseNet121.input_shape
+        h, w = (image_size, image_size) if image_size else (h, w)
+        return rng.normal(0, 1, (batch, c, h, w)).astype(np.float32)
     if task == "cnn":
         return rng.uniform(0, 1, (batch,) + spec.CNN.input_shape).astype(np.float32)
     if task == "resnet50":

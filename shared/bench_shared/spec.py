@@ -99,6 +99,47 @@ class RNN(object):
     reference_accuracy = (0.85, 0.86)
 
 
+class DenseNet121(object):
+    """DenseNet-121 (ImageNet form) with a 14-label sigmoid head, trained data-parallel on
+    ChestX-ray14 (SPEC.md, task `densenet`)."""
+
+    name = "densenet"
+    kind = "train"
+    dataset = "chestxray14"
+    input_shape = (3, 224, 224)
+    num_labels = 14  # multi-label: sigmoid outputs, binary cross-entropy
+    stem_channels = 64
+    stem_kernel, stem_stride, stem_padding = 7, 2, 3
+    pool_kernel, pool_stride, pool_padding = 3, 2, 1
+    growth_rate = 32
+    block_layers = (6, 12, 24, 16)
+    bottleneck_width = 4 * 32  # each layer: BN-ReLU-conv1x1 (4 x growth) -> BN-ReLU-conv3x3
+    compression = 0.5  # a transition halves the channels (BN-ReLU-conv1x1, 2x2 average pool)
+    features = 1024
+    batch_norm_eps = 1e-5
+    init = ("He-normal convolutions (fan-in); batch norm gamma 1, beta 0, mean 0, var 1; "
+            "head glorot-uniform, zero bias")
+    # training (per device; the learning rate scales with the number of devices)
+    epochs = 5
+    batch_size = 64
+    optimizer = "adam"
+    learning_rate = 1e-4
+    beta1 = 0.9
+    beta2 = 0.999
+    epsilon = 1e-8
+    # data: ImageNet normalisation, images resized once, random crop + flip for training
+    resize = 264
+    mean = (0.485, 0.456, 0.406)
+    std = (0.229, 0.224, 0.225)
+    split = (0.7, 0.1, 0.2)  # by patient: train, validation, test
+    # stated in SPEC.md (conv weights without bias + batch-norm gamma/beta; the head)
+    feature_param_count = 6953856
+    param_count = 6968206
+    reference_auc = (0.80, 0.82)
+
+
+# the tasks a run may name; DenseNet121 joins them with the orchestrator's device-count axis
+# and its first framework (issue 15): until then its tables, weights and reference stand alone
 TASKS = {spec.name: spec for spec in (CNN, ResNet50, RNN)}
 
 
@@ -141,6 +182,35 @@ def resnet50_convs():
     return convs
 
 
+def densenet_convs(size=None):
+    """(in, out, kernel, stride, output H*W) for every convolution of DenseNet-121, in order,
+    at input size `size` (default SPEC's 224); the batch norm before each (and the final one)
+    has `in` channels."""
+    d = DenseNet121
+    size = conv_out(size or d.input_shape[1], d.stem_kernel, d.stem_stride, d.stem_padding)
+    convs = [(d.input_shape[0], d.stem_channels, d.stem_kernel, d.stem_stride, size * size)]
+    size = conv_out(size, d.pool_kernel, d.pool_stride, d.pool_padding)
+    c = d.stem_channels
+    for i, layers in enumerate(d.block_layers):
+        for _ in range(layers):
+            convs.append((c, d.bottleneck_width, 1, 1, size * size))
+            convs.append((d.bottleneck_width, d.growth_rate, 3, 1, size * size))
+            c += d.growth_rate  # concatenated onto the block's input
+        if i < len(d.block_layers) - 1:  # a transition: 1x1 convolution, then 2x2 pooling
+            out = int(c * d.compression)
+            convs.append((c, out, 1, 1, size * size))
+            c, size = out, size // 2
+    return convs
+
+
+def densenet_batch_norms():
+    """Channels of every batch norm of DenseNet-121, in order (the stem's, one before each
+    convolution after the stem, the final one)."""
+    convs = densenet_convs()
+    return [DenseNet121.stem_channels] + [c for c, _, _, _, _ in convs[1:]] + [
+        DenseNet121.features]
+
+
 def param_count(task):
     """Trainable parameters, computed from the layer tables (SPEC's conventions)."""
     if task == "cnn":
@@ -152,6 +222,11 @@ def param_count(task):
         e, h = RNN.embedding_dim, RNN.hidden_units
         gru = 3 * (e * h + h * h + 2 * h)
         return RNN.vocab_size * e + gru + h * RNN.num_classes + RNN.num_classes
+    if task == "densenet":
+        d = DenseNet121
+        features = sum(o * i * k * k for i, o, k, _, _ in densenet_convs()) + sum(
+            2 * c for c in densenet_batch_norms())
+        return features + d.features * d.num_labels + d.num_labels
     raise ValueError("unknown task %r; known: %s" % (task, ", ".join(sorted(TASKS))))
 
 
@@ -164,6 +239,9 @@ def macs_per_example(task):
     if task == "rnn":
         e, h = RNN.embedding_dim, RNN.hidden_units
         return RNN.seq_len * 3 * (e * h + h * h) + h * RNN.num_classes
+    if task == "densenet":
+        return sum(i * o * k * k * hw for i, o, k, _, hw in densenet_convs()) + (
+            DenseNet121.features * DenseNet121.num_labels)
     raise ValueError("unknown task %r; known: %s" % (task, ", ".join(sorted(TASKS))))
 
 

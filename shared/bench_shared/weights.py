@@ -20,6 +20,10 @@ Names, by task:
 - resnet50: stem.conv.weight, stem.bn.*; stage<s>.block<b>.conv<i>.weight and .bn<i>.* for
   i = 1, 2, 3; stage<s>.block0.shortcut.conv.weight and .shortcut.bn.* (s = 1..4, b from 0)
 - rnn: embedding.weight, gru.*, dense.weight, dense.bias
+- densenet: stem.conv.weight, stem.bn.*; block<b>.layer<l>.bn1.*, .conv1.weight, .bn2.*,
+  .conv2.weight (b = 1..4, l from 0; each layer's input is the block's input and every earlier
+  layer's output, concatenated in that order); transition<t>.bn.*, .conv.weight (t = 1..3);
+  final.bn.*; classifier.weight (1024, 14), classifier.bias
 """
 import collections
 
@@ -75,9 +79,33 @@ def layout(task):
         names["gru.recurrent_bias"] = (3 * h,)
         names["dense.weight"] = (h, spec.RNN.num_classes)
         names["dense.bias"] = (spec.RNN.num_classes,)
+    elif task == "densenet":
+        _densenet_layout(names)
     else:
         raise ValueError("unknown task %r; known: %s" % (task, ", ".join(sorted(spec.TASKS))))
     return names
+
+
+def _densenet_layout(names):
+    d = spec.DenseNet121
+    convs = iter(spec.densenet_convs())
+    cin, out, k, _, _ = next(convs)
+    names["stem.conv.weight"] = (out, cin, k, k)
+    _bn(names, "stem.bn", out)
+    for b, layers in enumerate(d.block_layers, 1):
+        for layer in range(layers):
+            prefix = "block%d.layer%d." % (b, layer)
+            for i in (1, 2):
+                cin, out, k, _, _ = next(convs)
+                _bn(names, prefix + "bn%d" % i, cin)
+                names[prefix + "conv%d.weight" % i] = (out, cin, k, k)
+        if b < len(d.block_layers):
+            cin, out, k, _, _ = next(convs)
+            _bn(names, "transition%d.bn" % b, cin)
+            names["transition%d.conv.weight" % b] = (out, cin, k, k)
+    _bn(names, "final.bn", d.features)
+    names["classifier.weight"] = (d.features, d.num_labels)
+    names["classifier.bias"] = (d.num_labels,)
 
 
 def is_buffer(name):
@@ -140,7 +168,7 @@ def random_weights(task, seed=0):
             value = rng.uniform(0.5, 1.5, shape)
         elif field == "bias" or name.startswith("gru.") and "bias" in name:
             value = rng.uniform(-0.1, 0.1, shape)
-        elif len(shape) == 4 and task == "resnet50":
+        elif len(shape) == 4 and task in ("resnet50", "densenet"):
             value = he_normal(rng, shape)
         elif name == "embedding.weight":
             value = rng.uniform(-0.5, 0.5, shape)
@@ -159,9 +187,10 @@ def initial_weights(task, seed):
 
     CNN: glorot-uniform kernels (fan over the receptive field), zero biases. RNN: embedding
     uniform(+-spec.RNN.embedding_init_range); per gate (r, z, n): glorot-uniform input kernel,
-    orthogonal recurrent kernel, zero biases; dense glorot-uniform, zero bias. ResNet-50:
-    He-normal convolutions (fan-in over the kernel), batch norm gamma 1, beta 0, mean 0,
-    var 1. One RandomState(seed) in the neutral layout's order: same seed, same weights.
+    orthogonal recurrent kernel, zero biases; dense glorot-uniform, zero bias. ResNet-50 and
+    DenseNet-121: He-normal convolutions (fan-in over the kernel), batch norm gamma 1, beta 0,
+    mean 0, var 1; DenseNet's head glorot-uniform, zero bias. One RandomState(seed) in the
+    neutral layout's order: same seed, same weights.
     """
     rng = np.random.RandomState(seed)
     params = collections.OrderedDict()
@@ -171,7 +200,7 @@ def initial_weights(task, seed):
             value = np.ones(shape)
         elif field in ("beta", "mean") or "bias" in field:
             value = np.zeros(shape)
-        elif len(shape) == 4 and task == "resnet50":
+        elif len(shape) == 4 and task in ("resnet50", "densenet"):
             value = he_normal(rng, shape)
         elif name == "embedding.weight":
             limit = spec.RNN.embedding_init_range

@@ -23,6 +23,7 @@ from . import (
     contract,
     jsonsafe,
     lifeline,
+    metrics,
     progress,
     reference_train,
     slots,
@@ -107,7 +108,7 @@ def run_training(run, fw, task, arrays, stopwatch, result):
     expected = (len(test_x), spec.TASKS[cfg["name"]].num_classes)
     if logits.shape != expected:
         raise ValueError("predict returned shape %s, expected %s" % (logits.shape, expected))
-    result["accuracy"] = float(np.mean(np.argmax(logits, axis=1) == np.asarray(test_y)))
+    result["accuracy"] = metrics.accuracy(logits, test_y)
     result["test_examples"] = len(test_x)
     progress.emit("phase_end", phase="evaluate", accuracy=result["accuracy"])
     return model
