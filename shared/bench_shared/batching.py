@@ -24,14 +24,23 @@ class TrainBatches(object):
     loop asked for batch i (host clock, no device sync: asynchronous engines may still be
     working). With `sync_after_first` the device is synchronised once after the first step, so
     `first_step_seconds` is a true device time (it absorbs compilation and autotuning).
+
+    Data-parallel (`shard=(rank, world_size)`): the epoch's permutation is cut into global
+    batches of world_size x batch_size, and each rank takes its slice of each, so N devices see
+    the same examples per step as one device with an N times larger batch. `transform` (e.g.
+    the densenet task's crop, flip and normalisation) turns each x batch into the model's
+    input inside the loop.
     """
 
-    def __init__(self, x, y, batch_size, seed, epoch, sync=None, on_batch=None):
+    def __init__(self, x, y, batch_size, seed, epoch, sync=None, on_batch=None, shard=(0, 1),
+                 transform=None):
         self.x, self.y, self.batch_size = x, y, batch_size
+        self.rank, self.world_size = shard
         self.order = epoch_permutation(len(x), seed, epoch)
-        self.num_batches = num_complete_batches(len(x), batch_size)
+        self.num_batches = num_complete_batches(len(x), batch_size * self.world_size)
         self.sync = sync
         self.on_batch = on_batch
+        self.transform = transform
         self.stamps = []
         self.first_step_end = None
 
@@ -47,15 +56,18 @@ class TrainBatches(object):
             self.stamps.append(time.perf_counter())
             if self.on_batch is not None:
                 self.on_batch(i)
-            idx = self.order[i * bs:(i + 1) * bs]
-            yield self.x[idx], self.y[idx]
+            start = (i * self.world_size + self.rank) * bs
+            idx = self.order[start:start + bs]
+            x = self.x[idx]
+            yield (self.transform(x) if self.transform else x), self.y[idx]
         self.stamps.append(time.perf_counter())
 
 
-def eval_batches(x, batch_size):
+def eval_batches(x, batch_size, transform=None):
     """Every example in order, as writable in-memory arrays; the last batch may be short."""
     for start in range(0, len(x), batch_size):
-        yield np.array(x[start:start + batch_size])
+        batch = np.array(x[start:start + batch_size])
+        yield transform(batch) if transform else batch
 
 
 def fixed_batches(x, batch_size, num_batches):

@@ -45,6 +45,10 @@ run.json, the worker's input (``make_run`` builds one without the orchestrator, 
                 timings["init"]). Dropout masks stay each framework's own in both modes.
     framework   {name, package, options, option_choices, capabilities}
     data        {arrays: name -> .npy path, limits: train/test/images -> example count}
+    devices     data-parallel processes of this run (task densenet; 1 elsewhere). With N > 1
+                the orchestrator starts N workers as torchrun does: RANK, WORLD_SIZE,
+                LOCAL_RANK, MASTER_ADDR and MASTER_PORT in each one's environment
+                (bench_shared.distributed reads them); the package joins them in setup()
     mode        "benchmark" (default), "verify" (with ``verify``: weights, inputs, outputs,
                 train_steps, train_batch_size) or "peak" (after setup, only the package's
                 peak_flops at the run's precision); output: where the worker writes its result
@@ -77,6 +81,12 @@ def task_config(name):
     if name == "cnn":
         task["optimizer"] = {"name": "sgd", "lr": s.learning_rate, "momentum": s.momentum}
         task["dropout"] = True  # off for the equivalence checks (`verify`), never in a benchmark
+    elif name == "densenet":
+        # lr per device: a package scales it by the number of devices (SPEC: 1e-4 x devices)
+        task["optimizer"] = {"name": "adam", "lr": s.learning_rate, "beta1": s.beta1,
+                             "beta2": s.beta2, "eps": s.epsilon}
+        task["image_size"] = s.input_shape[1]  # smaller only in tests: the same code path
+        task["augment"] = True  # random crop + horizontal flip of the training batches
     else:
         task["optimizer"] = {"name": "adam", "lr": s.learning_rate, "beta1": s.beta1,
                              "beta2": s.beta2, "eps": s.epsilon}
@@ -92,7 +102,8 @@ def framework_section(declared):
             "capabilities": {"tasks": list(caps.get("tasks", [])),
                              "tasks_reason": caps.get("tasks_reason") or "",
                              "precisions": dict(caps.get("precisions", {})),
-                             "task_precisions": dict(caps.get("task_precisions") or {})}}
+                             "task_precisions": dict(caps.get("task_precisions") or {}),
+                             "data_parallel": dict(caps.get("data_parallel") or {})}}
 
 
 def make_run(declared, task, device="cpu", precision="fp32", seed=0, options=None,
@@ -102,7 +113,8 @@ def make_run(declared, task, device="cpu", precision="fp32", seed=0, options=Non
         raise ValueError("init=%r: choose one of %s" % (init, ", ".join(INITS)))
     run = {"task": task_config(task), "seed": seed, "precision": precision, "init": init,
            "device": {"name": device, "index": 0}, "framework": framework_section(declared),
-           "data": copy.deepcopy(data) if data else {"arrays": {}, "limits": {}}}
+           "data": copy.deepcopy(data) if data else {"arrays": {}, "limits": {}},
+           "devices": 1}
     run["task"].update(task_fields)
     unknown = sorted(set(options or {}) - set(run["framework"]["options"]))
     if unknown:
@@ -133,6 +145,27 @@ def unsupported(capabilities, framework, task, device, precision):
     return None
 
 
+def devices_problem(capabilities, framework, task, device, devices):
+    """None when `devices` processes may run the combination, else (kind, reason): kind
+    "config" for a device count no task takes, "unsupported" for a framework that declares no
+    data-parallel idiom on that device (capabilities.data_parallel: device -> idiom)."""
+    if not isinstance(devices, int) or devices < 1:
+        return "config", "devices=%r: the number of data-parallel devices, 1 or more" % devices
+    if devices == 1:
+        return None
+    if not getattr(spec.TASKS[task], "data_parallel", False):
+        return "config", ("devices=%d: task=%s runs on one device (SPEC.md); the device-count "
+                          "axis is task=densenet's" % (devices, task))
+    idioms = capabilities.get("data_parallel") or {}
+    if device not in idioms:
+        return "unsupported", (
+            "devices=%d is not supported by framework=%s on device=%s: it declares no "
+            "data-parallel training there%s" % (
+                devices, framework, device,
+                " (it does on: %s)" % ", ".join(sorted(idioms)) if idioms else ""))
+    return None
+
+
 def option_problem(framework, options, choices):
     """None when every option with declared choices holds one of them, else the problem.
     (Names and types are checked by the orchestrator's typed config and by make_run.)"""
@@ -157,6 +190,10 @@ def check_run(run):
                          run["device"]["name"], run["precision"])
     if reason:
         raise NotImplementedError(reason)
+    problem = devices_problem(fw["capabilities"], fw["name"], run["task"]["name"],
+                              run["device"]["name"], run.get("devices", 1))
+    if problem:
+        raise (NotImplementedError if problem[0] == "unsupported" else ValueError)(problem[1])
     problem = option_problem(fw["name"], fw["options"], fw.get("option_choices"))
     if problem:
         raise ValueError(problem)

@@ -106,6 +106,7 @@ class DenseNet121(object):
     name = "densenet"
     kind = "train"
     dataset = "chestxray14"
+    data_parallel = True  # the one task with a device-count axis (`devices=N`)
     input_shape = (3, 224, 224)
     num_labels = 14  # multi-label: sigmoid outputs, binary cross-entropy
     stem_channels = 64
@@ -138,9 +139,7 @@ class DenseNet121(object):
     reference_auc = (0.80, 0.82)
 
 
-# the tasks a run may name; DenseNet121 joins them with the orchestrator's device-count axis
-# and its first framework (issue 15): until then its tables, weights and reference stand alone
-TASKS = {spec.name: spec for spec in (CNN, ResNet50, RNN)}
+TASKS = {spec.name: spec for spec in (CNN, ResNet50, RNN, DenseNet121)}
 
 
 def conv_out(size, kernel, stride, pad):
@@ -230,8 +229,9 @@ def param_count(task):
     raise ValueError("unknown task %r; known: %s" % (task, ", ".join(sorted(TASKS))))
 
 
-def macs_per_example(task):
-    """Multiply-adds of one forward pass of one example (convolutions and dense layers)."""
+def macs_per_example(task, image_size=None):
+    """Multiply-adds of one forward pass of one example (convolutions and dense layers);
+    image_size: DenseNet's input side where not SPEC's (the tests' smaller crops)."""
     if task == "cnn":
         return sum(i * o * k * k * hw for _, i, o, k, hw in cnn_layers())
     if task == "resnet50":
@@ -240,11 +240,11 @@ def macs_per_example(task):
         e, h = RNN.embedding_dim, RNN.hidden_units
         return RNN.seq_len * 3 * (e * h + h * h) + h * RNN.num_classes
     if task == "densenet":
-        return sum(i * o * k * k * hw for i, o, k, _, hw in densenet_convs()) + (
+        return sum(i * o * k * k * hw for i, o, k, _, hw in densenet_convs(image_size)) + (
             DenseNet121.features * DenseNet121.num_labels)
     raise ValueError("unknown task %r; known: %s" % (task, ", ".join(sorted(TASKS))))
 
 
-def flops_per_example(task, training):
+def flops_per_example(task, training, image_size=None):
     """FLOPs (2 per multiply-add) per example; a training step counts as 3 forward passes."""
-    return 2 * macs_per_example(task) * (3 if training else 1)
+    return 2 * macs_per_example(task, image_size) * (3 if training else 1)

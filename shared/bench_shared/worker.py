@@ -21,6 +21,7 @@ import numpy as np
 from . import (
     batching,
     contract,
+    distributed,
     jsonsafe,
     lifeline,
     metrics,
@@ -29,6 +30,7 @@ from . import (
     slots,
     spec,
     weights,
+    xray,
 )
 from .timing import Stopwatch
 
@@ -70,23 +72,44 @@ def initialise(run, fw, task, model, stopwatch, result):
         slots.load_into(fw, task, name, model, weights.initial_weights(name, run["seed"]))
 
 
+def image_transforms(cfg, seed, rank):
+    """(epoch -> training batch transform, evaluation transform) of a task whose prepared
+    images are not yet the model's input (densenet: bench_shared.xray), else (None, None)."""
+    if cfg["name"] != "densenet":
+        return None, None
+    size = cfg["image_size"]
+    if cfg.get("augment", True):
+        def training(epoch):
+            return xray.TrainingTransform(size, seed, epoch, rank)
+    else:
+        def training(epoch):
+            return lambda images: xray.model_input(images, size)
+    return training, (lambda images: xray.model_input(images, size))
+
+
 def run_training(run, fw, task, arrays, stopwatch, result):
     cfg = run["task"]
     seed = run["seed"]
+    proc = distributed.process(run)
+    rank, world = proc["rank"], proc["world_size"]
     x, y = arrays["train_x"], arrays["train_y"]
+    training_transform, eval_transform = image_transforms(cfg, seed, rank)
     with stopwatch.region("build"):
         model = task.build_model(run)
     initialise(run, fw, task, model, stopwatch, result)
     result["param_count"] = fw.count_parameters(model)
     result["losses"], result["batch_seconds"] = [], []
+    result["distributed"] = proc
     for epoch in range(cfg["epochs"]):
-        total = batching.num_complete_batches(len(x), cfg["batch_size"])
+        total = batching.num_complete_batches(len(x), cfg["batch_size"] * world)
         batches = batching.TrainBatches(
             x, y, cfg["batch_size"], seed, epoch, sync=fw.sync if epoch == 0 else None,
-            on_batch=progress.Throttle("train", total))
+            on_batch=progress.Throttle("train", total) if rank == 0 else None,
+            shard=(rank, world),
+            transform=training_transform(epoch) if training_transform else None)
         if len(batches) == 0:
             raise ValueError("%d training examples make no complete batch of %d"
-                             % (len(x), cfg["batch_size"]))
+                             % (len(x), cfg["batch_size"] * world))
         progress.emit("phase", phase="train", epoch=epoch + 1, epochs=cfg["epochs"],
                       total=len(batches), unit="batch")
         with stopwatch.region("epoch") as start:
@@ -97,21 +120,35 @@ def run_training(run, fw, task, arrays, stopwatch, result):
         result["losses"].append(float(loss))
         result["batch_seconds"].append(np.round(np.diff(batches.stamps), 6).tolist())
         progress.emit("phase_end", phase="train", seconds=stopwatch.last("epoch"), loss=float(loss))
-    result["train_examples"] = len(x)
+    # every example of the epoch's complete global batches, over all ranks
+    result["train_examples"] = len(batches) * cfg["batch_size"] * world
     result["batches_per_epoch"] = len(batches)
-    # evaluation: untimed for the benchmark, but its duration is recorded
+    if rank == 0:
+        evaluate(task, model, arrays, cfg, eval_transform, result)
+    return model
+
+
+def evaluate(task, model, arrays, cfg, transform, result):
+    """Untimed for the benchmark (its duration is recorded), on rank 0 only: accuracy, or for
+    multi-label tasks the mean ROC-AUC over the labels (with the per-label figures)."""
     test_x, test_y = arrays["test_x"], arrays["test_y"]
     progress.emit("phase", phase="evaluate", total=len(test_x), unit="example")
     start = time.perf_counter()
-    logits = task.predict(model, batching.eval_batches(test_x, cfg["batch_size"]))
+    logits = task.predict(model, batching.eval_batches(test_x, cfg["batch_size"], transform))
     result["timings"]["evaluation"] = time.perf_counter() - start
-    expected = (len(test_x), spec.TASKS[cfg["name"]].num_classes)
+    s = spec.TASKS[cfg["name"]]
+    labels = getattr(s, "num_labels", None)
+    expected = (len(test_x), labels or s.num_classes)
     if logits.shape != expected:
         raise ValueError("predict returned shape %s, expected %s" % (logits.shape, expected))
-    result["accuracy"] = metrics.accuracy(logits, test_y)
+    if labels:
+        result["accuracy"], result["label_auc"] = metrics.mean_roc_auc(logits, test_y)
+        result["accuracy_metric"] = "mean_roc_auc"
+    else:
+        result["accuracy"] = metrics.accuracy(logits, test_y)
+        result["accuracy_metric"] = "accuracy"
     result["test_examples"] = len(test_x)
     progress.emit("phase_end", phase="evaluate", accuracy=result["accuracy"])
-    return model
 
 
 def run_inference(run, fw, task, arrays, stopwatch, result):
@@ -204,7 +241,9 @@ def execute(run):
         result["timings"].update(stopwatch.regions)
         result["device_memory"] = fw.memory_stats()
         peak_flops = contract.hook(fw, "peak_flops")
-        if peak_flops and run.get("mode") != "verify":  # optional, untimed
+        # optional, untimed; not beside data-parallel processes (each holds a share of the
+        # cores: its peak is not the run's); host_utilisation still compares with the host's
+        if peak_flops and run.get("mode") != "verify" and run.get("devices", 1) == 1:
             result["peak_flops"] = peak_flops(run["precision"])
         result["status"] = "ok"
         code = EXIT_OK

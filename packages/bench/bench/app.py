@@ -45,6 +45,7 @@ def worker_run(cfg: Config, prepared):
                             precision=cfg.precision.name, seed=cfg.seed, init=cfg.init.name,
                             data={"arrays": prepared["arrays"], "limits": prepared["limits"]})
     run["task"], run["device"] = effective_task(cfg), dataclasses.asdict(cfg.device)
+    run["devices"] = cfg.devices
     return run
 
 
@@ -118,7 +119,12 @@ def _run(cfg, run_dir, result):
     result["data"] = prepared
     sizes.check_batches(cfg, prepared)
     run = worker_run(cfg, prepared)
-    raw = launch.run_worker(python, run, run_dir, cfg.preset.timeout_s, env)
+    if cfg.devices > 1:  # one process per device; on a CPU each on its share of the cores
+        cpus = sysinfo.usable_cpus() if cfg.device.name == "cpu" else None
+        raw = launch.run_data_parallel(python, run, run_dir, cfg.preset.timeout_s, env,
+                                       cfg.devices, cpus)
+    else:
+        raw = launch.run_worker(python, run, run_dir, cfg.preset.timeout_s, env)
     result.update(raw)
     result["effective_task"] = run["task"]
     invalid = results.invalid_reason(raw, run["task"])

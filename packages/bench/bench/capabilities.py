@@ -9,7 +9,7 @@ from bench_shared import contract
 
 from . import conf_dir, sysinfo
 from .config import Config
-from .errors import BenchError, UnsupportedError
+from .errors import BenchError, ConfigError, UnsupportedError
 
 
 def framework_names():
@@ -34,6 +34,10 @@ def check(cfg: Config) -> None:
                                   device, cfg.precision.name)
     if reason:
         raise UnsupportedError(reason)
+    problem = contract.devices_problem(dataclasses.asdict(fw.capabilities), fw.name,
+                                       cfg.task.name, device, cfg.devices)
+    if problem:
+        raise (UnsupportedError if problem[0] == "unsupported" else ConfigError)(problem[1])
     problem = contract.option_problem(fw.name, fw.options, fw.option_choices)
     if problem:
         raise BenchError(problem)
@@ -42,6 +46,12 @@ def check(cfg: Config) -> None:
         if not gpus:
             raise UnsupportedError("device=gpu: no NVIDIA GPU found on this machine "
                                    "(nvidia-smi is missing or lists none); use device=cpu")
-        if cfg.device.index >= len(gpus):
-            raise UnsupportedError(f"device.index={cfg.device.index}: this machine has "
-                                   f"{len(gpus)} GPU(s), indices 0..{len(gpus) - 1}")
+        last = cfg.device.index + cfg.devices - 1  # devices=N takes N GPUs from the index on
+        if last >= len(gpus):
+            raise UnsupportedError(f"device.index={cfg.device.index} with devices={cfg.devices}"
+                                   f": this machine has {len(gpus)} GPU(s), indices 0.."
+                                   f"{len(gpus) - 1}")
+    elif cfg.devices > len(sysinfo.usable_cpus()):
+        raise UnsupportedError(f"devices={cfg.devices} on device=cpu: one process per share of "
+                               f"the cores, and this process may use {len(sysinfo.usable_cpus())}"
+                               f" CPU(s)")

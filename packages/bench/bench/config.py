@@ -61,6 +61,24 @@ class RnnTask(TaskConfig):
 
 
 @dataclass
+class DensenetAdamConfig(AdamConfig):
+    lr: float = spec.DenseNet121.learning_rate  # per device: scaled by `devices` (SPEC)
+
+
+@dataclass
+class DensenetTask(TaskConfig):
+    name: str = "densenet"
+    kind: str = "train"
+    dataset: str = "chestxray14"
+    batch_size: int = spec.DenseNet121.batch_size  # per device
+    epochs: int = spec.DenseNet121.epochs
+    optimizer: DensenetAdamConfig = field(default_factory=DensenetAdamConfig)
+    # the crop side; smaller only in tests (the same code path at a fraction of the cost)
+    image_size: int = spec.DenseNet121.input_shape[1]
+    augment: bool = True  # random crop + horizontal flip of the training batches
+
+
+@dataclass
 class Resnet50Task(TaskConfig):
     name: str = "resnet50"
     kind: str = "inference"
@@ -77,6 +95,9 @@ class Capabilities:
     precisions: Dict[str, List[str]] = MISSING  # device -> precisions
     # narrower lists for some tasks: task -> device -> precisions (e.g. no bf16 GRU)
     task_precisions: Dict[str, Dict[str, List[str]]] = field(default_factory=dict)
+    # device -> the data-parallel idiom it runs `devices=N` with (task densenet); a device
+    # missing here refuses N > 1
+    data_parallel: Dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -198,6 +219,9 @@ class Config:
     data: DataConfig = MISSING
     preset: PresetConfig = MISSING
     seed: int = 0
+    # data-parallel devices (task densenet): N GPUs, or on a CPU N worker processes sharing
+    # the cores; composable in sweeps (-m devices=1,2)
+    devices: int = 1
     # sweeps (bench.sweep): results/sweeps/<sweep>; null: a name made of the overrides
     sweep: Optional[str] = None
     redo: bool = False  # run a sweep's jobs again even where a result exists
@@ -248,6 +272,7 @@ def register():
         ("cnn_schema", CnnTask),
         ("rnn_schema", RnnTask),
         ("resnet50_schema", Resnet50Task),
+        ("densenet_schema", DensenetTask),
         ("device_schema", DeviceConfig),
         ("precision_schema", PrecisionConfig),
         ("init_schema", InitConfig),

@@ -2,15 +2,19 @@
 
 Whatever happens to the worker (a crash, a hang, a kill, Ctrl-C here), the caller gets a raw
 result: the worker's own result.json when it wrote one, else a `failed` one with the reason
-and the tail of its output.
+and the tail of its output. A data-parallel run (`devices=N`) is N workers supervised as one
+(run_data_parallel): started as torchrun starts them, all killed when one fails, times out or
+is interrupted, one result (rank 0's) with every rank's exit recorded.
 """
 import collections
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 from bench_shared import progress as events
@@ -92,3 +96,133 @@ def run_worker(python, run, run_dir: Path, timeout_s, env):
     if reason and reason.startswith("interrupted"):
         raw["interrupted"] = interrupted
     return raw
+
+
+def free_port():
+    """A TCP port on 127.0.0.1 nobody listens on now: the ranks' rendezvous (MASTER_PORT)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def cpu_shares(cpus, count):
+    """`cpus` split into `count` equal, contiguous shares (the remainder left unused, so that
+    no rank has more cores than another)."""
+    size = len(cpus) // count
+    return [list(cpus[i * size:(i + 1) * size]) for i in range(count)]
+
+
+def _rank_file(run_dir, stem, rank, suffix):
+    return run_dir / (f"{stem}{suffix}" if rank == 0 else f"{stem}.rank{rank}{suffix}")
+
+
+def run_data_parallel(python, run, run_dir: Path, timeout_s, env, devices, cpus=None):
+    """N workers as one run: each with RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT
+    (torchrun's variables) and, on a CPU, pinned to its share of `cpus`; rank 0's output on
+    the console (and worker.log), every other rank's in worker.rank<r>.log. Returns rank 0's
+    raw result with `ranks`: each rank's exit code, status, error and CPUs."""
+    run_dir = Path(run_dir).absolute()
+    run_dir.mkdir(parents=True, exist_ok=True)
+    shares = cpu_shares(cpus, devices) if cpus else [None] * devices
+    port = free_port()
+    procs, tails, pumps, logs, outputs = [], [], [], [], []
+    view = ProgressView()
+    try:
+        for rank in range(devices):
+            output = _rank_file(run_dir, "worker_result", rank, ".json")
+            run_file = _rank_file(run_dir, "run", rank, ".json")
+            run_file.write_text(json.dumps(dict(run, output=str(output),
+                                                orchestrator_pid=os.getpid()),
+                                           indent=1, sort_keys=True))
+            output.unlink(missing_ok=True)
+            rank_env = dict(env, RANK=str(rank), WORLD_SIZE=str(devices), LOCAL_RANK=str(rank),
+                            MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
+            share = shares[rank]
+            log = open(_rank_file(run_dir, "worker", rank, ".log"), "w")
+            tail = collections.deque(maxlen=TAIL_LINES)
+            proc = subprocess.Popen(
+                [python, "-m", "bench_shared.worker", str(run_file)], stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE, text=True, env=rank_env, cwd=run_dir,
+                start_new_session=True, bufsize=1,
+                preexec_fn=(lambda share=share: os.sched_setaffinity(0, share)) if share else None)
+            echo = [sys.stdout, log] if rank == 0 else [log]
+            errors = [sys.stderr, log] if rank == 0 else [log]
+            for stream, sinks, v in ((proc.stdout, echo, view if rank == 0 else None),
+                                     (proc.stderr, errors, None)):
+                pump = threading.Thread(target=_pump, args=(stream, sinks, tail, v), daemon=True)
+                pump.start()
+                pumps.append(pump)
+            procs.append(proc)
+            tails.append(tail)
+            logs.append(log)
+            outputs.append(output)
+        reason = _supervise(procs, timeout_s)
+    except KeyboardInterrupt as exc:
+        for proc in procs:
+            _kill(proc)
+        interrupted = "SIGTERM" if isinstance(exc, Terminated) else "Ctrl-C"
+        reason = f"interrupted ({interrupted}); the {len(procs)} workers were killed"
+    finally:
+        for pump in pumps:
+            pump.join(timeout=10)
+        view.close()
+        for log in logs:
+            log.close()
+    ranks, raws = [], []
+    for rank, (proc, output) in enumerate(zip(procs, outputs)):
+        raw = None
+        if output.is_file():
+            try:
+                raw = json.loads(output.read_text())
+            except ValueError:
+                raw = None
+        raws.append(raw)
+        entry = {"rank": rank, "exit_code": proc.returncode, "pid": proc.pid,
+                 "status": (raw or {}).get("status", "failed"), "cpus": shares[rank]}
+        if raw and raw.get("error"):
+            entry["error"] = raw["error"]
+        ranks.append(entry)
+    interrupted_run = bool(reason and reason.startswith("interrupted"))
+    raw = raws[0] if raws and raws[0] is not None and not interrupted_run else None
+    cause = next((r for r in ranks if r["status"] != "ok" and r.get("error")), None)
+    if raw is None:
+        reason = reason or (f"rank 0 exited with status {procs[0].returncode} without writing "
+                            f"a result")
+        if cause:
+            reason += f" (rank {cause['rank']}: {cause['error']})"
+        raw = {"status": "failed", "error": reason, "timings": {}}
+    elif raw["status"] == "ok":
+        bad = [r for r in ranks[1:] if r["status"] != "ok" or r["exit_code"] != 0]
+        if bad or reason:
+            first = cause or (bad[0] if bad else None)
+            why = first and (first.get("error") or f"exit status {first['exit_code']}")
+            raw["status"] = "failed"
+            raw["error"] = reason or f"rank {first['rank']} of {devices} did not finish: {why}"
+    raw["output_tail"] = list(tails[0]) if tails else []
+    raw["exit_code"] = procs[0].returncode if procs else None
+    raw["ranks"] = ranks
+    if interrupted_run:
+        raw["interrupted"] = interrupted
+    return raw
+
+
+def _supervise(procs, timeout_s):
+    """Wait for every rank; the reason the run was cut short, or None. A rank that fails takes
+    the others down (in a collective they would wait for it forever)."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        codes = [proc.poll() for proc in procs]
+        if all(code is not None for code in codes):
+            return None
+        failed = [(rank, code) for rank, code in enumerate(codes) if code not in (None, 0)]
+        if failed:
+            for proc in procs:
+                _kill(proc)
+            rank, code = failed[0]
+            how = f"died with signal {-code}" if code < 0 else f"exited with status {code}"
+            return f"rank {rank} {how}; the other ranks were killed"
+        if time.monotonic() > deadline:
+            for proc in procs:
+                _kill(proc)
+            return f"the workers timed out after {timeout_s:g} s and were killed"
+        time.sleep(0.1)

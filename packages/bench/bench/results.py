@@ -22,7 +22,9 @@ def training_stats(raw, task):
         return {}
     steady = epochs[1:]
     per_epoch = _median(steady) if steady else epochs[0]
-    examples = raw["batches_per_epoch"] * task["batch_size"]
+    # every rank's examples: a data-parallel step is world_size batches
+    world = (raw.get("distributed") or {}).get("world_size", 1)
+    examples = raw["batches_per_epoch"] * task["batch_size"] * world
     batch_times = [t for epoch in raw.get("batch_seconds", [])[1:] for t in epoch]
     stats = {
         "train_seconds": sum(epochs),  # the 2018 table's figure: every epoch's loop
@@ -33,8 +35,9 @@ def training_stats(raw, task):
         "steady_state_measured": bool(steady),
         "median_batch_seconds": _median(batch_times),
     }
-    stats["achieved_gflops"] = (stats["examples_per_second"]
-                                * spec.flops_per_example(task["name"], training=True) / 1e9)
+    flops = spec.flops_per_example(task["name"], training=True,
+                                   image_size=task.get("image_size"))
+    stats["achieved_gflops"] = stats["examples_per_second"] * flops / 1e9
     return stats
 
 
@@ -67,7 +70,9 @@ def invalid_reason(raw, task):
         for epoch, loss in enumerate(losses, 1):
             if not _finite(loss):
                 return f"the training loss became {loss} in epoch {epoch}"
-        chance = math.log(spec.TASKS[task["name"]].num_classes)
+        s = spec.TASKS[task["name"]]
+        # a uniform guess: softmax over the classes, or 1/2 per label (multi-label)
+        chance = math.log(2) if getattr(s, "num_labels", None) else math.log(s.num_classes)
         if losses and losses[-1] > DIVERGED * chance:
             return (f"the training loss diverged: {losses[-1]:.4g} in the last epoch, more "
                     f"than {DIVERGED:g}x a uniform guess's {chance:.3f}")
@@ -100,6 +105,9 @@ def label(result):
             f"{c['precision']['name']} preset={c['preset']['name']}")
 
 
+METRIC_NAMES = {"accuracy": "accuracy", "mean_roc_auc": "mean ROC-AUC"}
+
+
 def summary_line(result):
     c = result["config"]
     head = label(result)
@@ -114,7 +122,8 @@ def summary_line(result):
                 if steady is not None else
                 f"{head}: train {s['train_seconds']:.1f} s (one epoch), ") + (
                 f"{s['examples_per_second']:.0f} examples/s, "
-                f"test accuracy {result['accuracy']:.4f} on {result['test_examples']}") + tail
+                f"test {METRIC_NAMES[result.get('accuracy_metric', 'accuracy')]} "
+                f"{result['accuracy']:.4f} on {result['test_examples']}") + tail
     return (f"{head}: {s['seconds_per_1000_images']:.2f} s per 1000 images "
             f"({s['images_per_second']:.1f} images/s, warm-up {s['warmup_seconds']:.1f} s)"
             + tail)

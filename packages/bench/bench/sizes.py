@@ -38,8 +38,10 @@ def check_batches(cfg, prepared):
     if cfg.task.kind != "train":
         return
     examples = prepared["limits"]["train"]
-    if examples < cfg.task.batch_size:
+    batch = cfg.task.batch_size * cfg.devices  # the global batch of a data-parallel run
+    if examples < batch:
+        per_device = f" x devices={cfg.devices}" if cfg.devices > 1 else ""
         raise ConfigError(
             f"{examples} training examples make no complete batch of task.batch_size="
-            f"{cfg.task.batch_size}: raise preset.train_examples (now "
+            f"{cfg.task.batch_size}{per_device}: raise preset.train_examples (now "
             f"{cfg.preset.train_examples}) or lower task.batch_size")

@@ -63,7 +63,14 @@ def cpu_flags():
 
 
 def cpu_affinity():
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return len(usable_cpus())
+
+
+def usable_cpus():
+    """The CPUs this process may run on, sorted (all of them where the OS cannot say)."""
+    if hasattr(os, "sched_getaffinity"):
+        return sorted(os.sched_getaffinity(0))
+    return list(range(os.cpu_count() or 1))
 
 
 def host_key(device="cpu", index=0):

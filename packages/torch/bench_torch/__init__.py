@@ -2,6 +2,9 @@
 import os
 
 import torch
+import torch.distributed as dist
+
+from bench_shared import distributed
 
 from .weights import tensors  # noqa: F401  the model's native tensors (weight protocol)
 
@@ -38,7 +41,9 @@ def setup(run):
             raise NotImplementedError(
                 "device=gpu is not supported by torch %s: this build sees no CUDA device"
                 % torch.__version__)
-        _device = torch.device("cuda", run["device"]["index"])
+        # a data-parallel rank takes the GPU LOCAL_RANK places after device.index
+        local_rank = distributed.process(run)["local_rank"]
+        _device = torch.device("cuda", run["device"]["index"] + local_rank)
         torch.cuda.set_device(_device)
     else:
         _device = torch.device("cpu")
@@ -51,6 +56,7 @@ def setup(run):
     torch.backends.cudnn.benchmark = bool(options["cudnn_benchmark"])
     torch.backends.cudnn.allow_tf32 = bool(options["tf32"])
     torch.backends.cuda.matmul.allow_tf32 = bool(options["tf32"])
+    joined = join_process_group(run)
     # denormals cost ~100x on x86 CPUs; a random-weight ResNet produces them
     flush_denormal = torch.set_flush_denormal(True)
     torch.manual_seed(run["seed"])
@@ -60,9 +66,24 @@ def setup(run):
         "threads": torch.get_num_threads(),
         "interop_threads": torch.get_num_interop_threads(),
         "flush_denormal": flush_denormal,
+        "process_group": joined,
     }
     settings.update({k: v for k, v in options.items() if k not in settings})
     return settings
+
+
+def join_process_group(run):
+    """devices=N: join the run's N processes into one process group, from the variables the
+    orchestrator set as torchrun does (init_method env://); gloo on a CPU, NCCL on GPUs.
+    What was joined, or None for one device."""
+    proc = distributed.process(run)
+    if proc["world_size"] == 1:
+        return None
+    backend = "nccl" if _device.type == "cuda" else "gloo"
+    if not dist.is_initialized():
+        dist.init_process_group(backend, init_method="env://", rank=proc["rank"],
+                                world_size=proc["world_size"])
+    return {"backend": backend, "rank": dist.get_rank(), "world_size": dist.get_world_size()}
 
 
 def count_parameters(model):

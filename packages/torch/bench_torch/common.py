@@ -10,20 +10,24 @@ from . import AUTOCAST_DTYPES, device
 class Model(object):
     """A network with what it runs with: loss, optimiser, precision and memory format."""
 
-    def __init__(self, run, net, optimizer=None, image_input=False):
+    def __init__(self, run, net, optimizer=None, image_input=False, loss_fn=None,
+                 label_dtype=torch.long):
         options = run["framework"]["options"]
         self.device = device()
         self.channels_last = bool(options["channels_last"]) and image_input
         memory_format = torch.channels_last if self.channels_last else torch.contiguous_format
         self.net = net.to(self.device, memory_format=memory_format)
         self.optimizer = optimizer(self.net.parameters()) if optimizer else None
-        self.loss_fn = torch.nn.CrossEntropyLoss()  # softmax fused into the loss, batch mean
+        # softmax fused into the loss, batch mean (multi-label tasks: sigmoid + BCE, given)
+        self.loss_fn = loss_fn or torch.nn.CrossEntropyLoss()
+        self.label_dtype = label_dtype
         self.dtype = AUTOCAST_DTYPES[run["precision"]]
         # fp16 gradients underflow without loss scaling; bf16 has fp32's exponent range
         self.scaler = torch.amp.GradScaler(self.device.type,
                                            enabled=self.dtype == torch.float16)
         # torch.compile wraps the module; .net stays the plain module for weights and counts
         self.forward = torch.compile(self.net) if options["compile"] else self.net
+        self.inference = self.forward  # what predict() calls (a data-parallel model: its module)
 
     def autocast(self):
         if self.dtype is None:
@@ -46,7 +50,7 @@ def train_epoch(model, batches):
     model.net.train()
     total, steps = torch.zeros((), device=model.device), 0
     for x, y in batches:
-        x, y = model.to_input(x), model.to_device(y).long()
+        x, y = model.to_input(x), model.to_device(y).to(model.label_dtype)
         model.optimizer.zero_grad(set_to_none=True)
         with model.autocast():
             loss = model.loss_fn(model.forward(x), y)
@@ -64,5 +68,5 @@ def predict(model, batches):
     outputs = []
     with torch.inference_mode(), model.autocast():
         for x in batches:
-            outputs.append(model.forward(model.to_input(x)).float())
+            outputs.append(model.inference(model.to_input(x)).float())
     return torch.cat(outputs).cpu().numpy()

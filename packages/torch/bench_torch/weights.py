@@ -19,7 +19,7 @@ GRU = {"gru.input_weight": "gru.weight_ih_l0", "gru.recurrent_weight": "gru.weig
        "gru.input_bias": "gru.bias_ih_l0", "gru.recurrent_bias": "gru.bias_hh_l0"}
 # (in, out) in the neutral format, (out, in) in PyTorch
 TRANSPOSED = {"dense1.weight", "dense2.weight", "dense.weight", "gru.input_weight",
-              "gru.recurrent_weight"}
+              "gru.recurrent_weight", "classifier.weight"}
 
 
 def torch_name(name):

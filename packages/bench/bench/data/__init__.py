@@ -9,7 +9,10 @@ from ..errors import DataError
 from . import cache, real, synthetic
 
 FULL_SIZES = {"cifar10": (spec.CNN.train_examples, spec.CNN.test_examples),
-              "imdb": (spec.RNN.train_examples, spec.RNN.test_examples)}
+              "imdb": (spec.RNN.train_examples, spec.RNN.test_examples),
+              # ChestX-ray14's 112,120 images split 70/10/20 (validation unused here)
+              "chestxray14": (int(112120 * spec.DenseNet121.split[0]),
+                              int(112120 * spec.DenseNet121.split[2]))}
 SOURCES = ("synthetic", "real")
 
 
@@ -57,9 +60,16 @@ def prepare(task, data, preset):
         return _result(entry, manifest, {"train": num_train, "test": num_test},
                        source=manifest.get("source"))
     num_train, num_test = example_counts(task, preset)
-    generator = {"cifar10": synthetic.cifar10, "imdb": synthetic.imdb_like}[task.dataset]
-    entry = cache.cache_root(data.cache_dir) / "synthetic" / \
-        f"{task.dataset}-{synthetic.VERSION}-seed{data.seed}-{num_train}-{num_test}"
+    name = f"{task.dataset}-{synthetic.VERSION}-seed{data.seed}-{num_train}-{num_test}"
+    if task.dataset == "chestxray14":  # stored at the side the crop comes from
+        side = synthetic.stored_size(task.image_size)
+        name += f"-{side}px"
+
+        def generator(num_train, num_test, seed):
+            return synthetic.chestxray_like(num_train, num_test, seed, task.image_size)
+    else:
+        generator = {"cifar10": synthetic.cifar10, "imdb": synthetic.imdb_like}[task.dataset]
+    entry = cache.cache_root(data.cache_dir) / "synthetic" / name
     manifest = cache.prepared(entry, lambda: generator(num_train, num_test, data.seed),
                               f"synthetic {task.dataset} (seed {data.seed})", verify=data.verify,
                               lock_timeout_s=data.lock_timeout_s)

@@ -1,14 +1,15 @@
 """Learnable synthetic data with the exact shapes and dtypes of the real datasets.
 
 Deterministic for a seed, class-balanced, and with class structure a model has to learn:
-a CIFAR-10 stand-in whose classes are noisy, rescaled colour patterns, and an IMDB stand-in
-whose labels are carried by a few "sentiment" words scattered through Zipf-distributed text.
+a CIFAR-10 stand-in whose classes are noisy, rescaled colour patterns, an IMDB stand-in
+whose labels are carried by a few "sentiment" words scattered through Zipf-distributed text,
+and a ChestX-ray14 stand-in whose 14 findings are faint blobs, each at its own place.
 A model that learns beats chance clearly (a trained CNN reaches ~90 %, not 100 %: some labels
 are flipped); one that does not learn stays at chance.
 """
 import numpy as np
 
-from bench_shared.spec import CNN, RNN, ResNet50
+from bench_shared.spec import CNN, RNN, DenseNet121, ResNet50
 
 from . import imdb
 
@@ -86,3 +87,41 @@ def images224(num_images, seed):
         x[start:start + 256] = rng.standard_normal((min(256, num_images - start),)
                                                    + ResNet50.input_shape, dtype=np.float32)
     return {"images_x": x}
+
+
+def stored_size(image_size):
+    """The side ChestX-ray14 images are stored at for a crop of image_size: SPEC's 264 for
+    224, in proportion for the tests' smaller crops."""
+    return int(round(image_size * DenseNet121.resize / DenseNet121.input_shape[1]))
+
+
+def chestxray_like(num_train, num_test, seed, image_size):
+    """uint8 grayscale images (N, S, S) at stored_size(image_size) and multi-hot float32 labels
+    (N, 14): each finding present with probability 0.15, independently, and drawn as a
+    Gaussian blob of random strength at its own place on a noisy background; 5 % of the label
+    entries are flipped, so a model that learns reaches a mean ROC-AUC well above 0.5, not 1."""
+    rng = np.random.default_rng([seed, 14])
+    side = stored_size(image_size)
+    labels = DenseNet121.num_labels
+    grid = np.arange(side, dtype=np.float32)
+    centres = rng.uniform(0.2 * side, 0.8 * side, (labels, 2)).astype(np.float32)
+    sigma = side / 12.0
+    blobs = np.exp(-((grid[None, :, None] - centres[:, 0, None, None]) ** 2
+                     + (grid[None, None, :] - centres[:, 1, None, None]) ** 2)
+                   / (2 * sigma ** 2)).reshape(labels, -1).astype(np.float32)
+
+    def split(n):
+        y = (rng.random((n, labels)) < 0.15).astype(np.float32)
+        x = np.empty((n, side, side), np.uint8)
+        for start in range(0, n, CHUNK // 8):
+            yc = y[start:start + CHUNK // 8]
+            strength = yc * rng.uniform(25.0, 70.0, yc.shape).astype(np.float32)
+            image = 110.0 + (strength @ blobs).reshape(-1, side, side)
+            image += 25.0 * rng.standard_normal(image.shape, dtype=np.float32)
+            x[start:start + CHUNK // 8] = np.clip(image, 0, 255).astype(np.uint8)
+        flip = rng.random(y.shape) < 0.05
+        return x, np.where(flip, 1.0 - y, y).astype(np.float32)
+
+    train_x, train_y = split(num_train)
+    test_x, test_y = split(num_test)
+    return {"train_x": train_x, "train_y": train_y, "test_x": test_x, "test_y": test_y}
