@@ -207,7 +207,7 @@ def test_images_are_grayscale_resized_bilinear(xray, tmp_path):
     assert not np.array_equal(got, nearest)
 
 
-def test_images_are_written_into_memory_maps_in_chunks(xray, tmp_path, monkeypatch):
+def test_images_are_written_to_their_files_in_chunks(xray, tmp_path, monkeypatch):
     """Chunks smaller than a split, and no np.save of the images (they would be in memory)."""
     directory, _ = xray
     monkeypatch.setattr(chestxray14, "CHUNK_IMAGES", 3)
@@ -226,12 +226,16 @@ def test_images_are_written_into_memory_maps_in_chunks(xray, tmp_path, monkeypat
             assert abs(int(image[5, 5]) - gray_value(row)) <= 1
 
 
-def test_cache_keeps_arrays_written_in_place(tmp_path):
+@pytest.mark.parametrize("writable", [False, True])
+def test_cache_keeps_arrays_written_in_place(tmp_path, writable):
     def build(directory):
-        x = np.lib.format.open_memmap(directory / "x.npy", mode="w+", dtype=np.uint8,
-                                      shape=(4, 3))
-        x[:] = np.arange(12).reshape(4, 3)
-        return {"x": x, "y": np.arange(4)}
+        if writable:  # a writable memory map: its pages must reach the file
+            x = np.lib.format.open_memmap(directory / "x.npy", mode="w+", dtype=np.uint8,
+                                          shape=(4, 3))
+            x[:] = np.arange(12).reshape(4, 3)
+            return {"x": x, "y": np.arange(4)}
+        np.save(directory / "x.npy", np.arange(12, dtype=np.uint8).reshape(4, 3))
+        return {"x": np.load(directory / "x.npy", mmap_mode="r"), "y": np.arange(4)}
 
     entry = tmp_path / "entry"
     manifest = cache.prepared(entry, build, "test", in_place=True)

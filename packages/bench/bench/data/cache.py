@@ -178,9 +178,9 @@ def prepared(entry: Path, build, description, meta=None, verify=False,
     or altered. meta: a dict build may fill in (e.g. the download's source); it is added to
     the manifest. verify: re-hash every file instead of comparing size and mtime.
     lock_timeout_s: how long to wait for another process preparing the same entry.
-    in_place: build(directory) gets the entry's unpublished directory and may return arrays
-    it memory-mapped there as <name>.npy (np.lib.format.open_memmap): data larger than memory
-    is written once, where it will stay."""
+    in_place: build(directory) gets the entry's unpublished directory and may write an array's
+    <name>.npy there itself and return it memory-mapped (np.load(mmap_mode="r")): data larger
+    than memory is written once, where it will stay."""
     manifest = read_manifest(entry)
     if manifest is not None and not check(entry, manifest, verify):
         return manifest
