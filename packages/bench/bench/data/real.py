@@ -8,8 +8,8 @@ Cache layout under the cache root (data.cache_dir, $BENCH_CACHE_DIR, ~/.cache/ro
     real/<dataset>-<version>-<checksum>/   the prepared .npy arrays and manifest.json
 Both are named by the archive's configured checksum: a prepared entry is found without the
 network, and another archive (another release, a test's) never shares a cached file.
-    real/chestxray14-<version>-<size>-<hash>/   named by the SHA-256 of Data_Entry_2017.csv,
-                                           the image size and the version
+ChestX-ray14 has no archive: real/chestxray14-<version>-<size>-<hash>/ is named by the SHA-256
+of the user's Data_Entry_2017.csv, the image size and the version.
 """
 from pathlib import Path
 
