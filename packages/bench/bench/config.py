@@ -188,6 +188,13 @@ class ArchiveConfig:
 
 
 @dataclass
+class DirectoryConfig:
+    """A real dataset the user already has as a directory, never downloaded (ChestX-ray14)."""
+
+    directory: Optional[str] = None
+
+
+@dataclass
 class RealDataConfig(DataConfig):
     name: str = "real"
     archive: Optional[str] = None  # a local copy of this run's dataset (task.dataset)
@@ -195,6 +202,7 @@ class RealDataConfig(DataConfig):
     attempts: int = 3  # per mirror; each attempt resumes where the last one stopped
     cifar10: ArchiveConfig = field(default_factory=ArchiveConfig)
     imdb: ArchiveConfig = field(default_factory=ArchiveConfig)
+    chestxray14: DirectoryConfig = field(default_factory=DirectoryConfig)
 
 
 @dataclass

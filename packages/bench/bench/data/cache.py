@@ -173,11 +173,14 @@ def check(entry: Path, manifest, rehash=False):
 
 
 def prepared(entry: Path, build, description, meta=None, verify=False,
-             lock_timeout_s=LOCK_TIMEOUT_S):
+             lock_timeout_s=LOCK_TIMEOUT_S, in_place=False):
     """Return entry's manifest, running build() -> {name: array} first if the entry is missing
     or altered. meta: a dict build may fill in (e.g. the download's source); it is added to
     the manifest. verify: re-hash every file instead of comparing size and mtime.
-    lock_timeout_s: how long to wait for another process preparing the same entry."""
+    lock_timeout_s: how long to wait for another process preparing the same entry.
+    in_place: build(directory) gets the entry's unpublished directory and may write an array's
+    <name>.npy there itself and return it memory-mapped (np.load(mmap_mode="r")): data larger
+    than memory is written once, where it will stay."""
     manifest = read_manifest(entry)
     if manifest is not None and not check(entry, manifest, verify):
         return manifest
@@ -194,11 +197,15 @@ def prepared(entry: Path, build, description, meta=None, verify=False,
         # mkdtemp makes it 0700: a shared cache (cluster users) must be readable by others
         os.chmod(tmp, umask_mode())
         try:
-            arrays = build()
+            arrays = build(tmp) if in_place else build()
             files = {}
             for name, array in arrays.items():
                 path = tmp / f"{name}.npy"
-                np.save(path, array)
+                if (isinstance(array, np.memmap)
+                        and os.path.realpath(array.filename) == os.path.realpath(path)):
+                    array.flush()  # build wrote this file itself
+                else:
+                    np.save(path, array)
                 stat = path.stat()
                 files[path.name] = {"size": stat.st_size, "mtime_ns": stat.st_mtime_ns,
                                     **digests(path)}

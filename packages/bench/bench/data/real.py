@@ -1,5 +1,6 @@
 """data=real: SPEC.md's CIFAR-10 and IMDB, downloaded (or taken from data.archive), verified
-and prepared once into the arrays the workers memory-map.
+and prepared once into the arrays the workers memory-map; ChestX-ray14 from the directory the
+user has (data.chestxray14.directory; 45 GB, never downloaded).
 
 Cache layout under the cache root (data.cache_dir, $BENCH_CACHE_DIR, ~/.cache/rosetta-bench):
     downloads/<checksum>/<filename>        the verified archive, kept so that an altered
@@ -7,14 +8,17 @@ Cache layout under the cache root (data.cache_dir, $BENCH_CACHE_DIR, ~/.cache/ro
     real/<dataset>-<version>-<checksum>/   the prepared .npy arrays and manifest.json
 Both are named by the archive's configured checksum: a prepared entry is found without the
 network, and another archive (another release, a test's) never shares a cached file.
+ChestX-ray14 has no archive: real/chestxray14-<version>-<size>-<hash>/ is named by the SHA-256
+of the user's Data_Entry_2017.csv, the image size and the version.
 """
 from pathlib import Path
 
 from ..errors import DataError
-from . import cache, cifar10, download, imdb
+from . import cache, chestxray14, cifar10, download, imdb
 
 READERS = {"cifar10": cifar10.read, "imdb": imdb.read}
 NAMES = {"cifar10": "CIFAR-10", "imdb": "IMDB"}
+DIRECTORIES = ("chestxray14",)  # datasets the user already has as a directory
 PREPARATION = "v1"  # bump when the preprocessing changes, so old entries are not reused
 
 
@@ -43,10 +47,32 @@ def _advice(task_name, dataset, source):
             f"(or copy that cache directory here); mirrors go in data.{dataset}.urls.")
 
 
+def _chestxray14(data):
+    """ChestX-ray14 from data.chestxray14.directory: no archive, no checksum, no download."""
+    directory = data.chestxray14.directory
+    if not directory:
+        raise DataError(f"ChestX-ray14 is never downloaded automatically (45 GB): "
+                        f"{chestxray14.GET_IT} and pass data.chestxray14.directory=/path/to/it "
+                        f"(the folder of {chestxray14.CSV_NAME})")
+    if data.archive:
+        raise DataError(f"data.archive={data.archive}: ChestX-ray14 is a directory, not an "
+                        f"archive; pass data.chestxray14.directory=/path/to/it")
+    size = chestxray14.SIZE
+    digest = chestxray14.fingerprint(directory, size, PREPARATION)
+    entry = (cache.cache_root(data.cache_dir) / "real" /
+             f"chestxray14-{PREPARATION}-{size}-{digest[:16]}")
+    return entry, chestxray14.prepare(directory, entry, size, verify=data.verify,
+                                      lock_timeout_s=data.lock_timeout_s)
+
+
 def prepare(task_name, dataset, data):
-    """(entry directory, manifest) of the prepared arrays of dataset ("cifar10" or "imdb")."""
+    """(entry directory, manifest) of the prepared arrays of dataset ("cifar10", "imdb" or
+    "chestxray14")."""
+    if dataset in DIRECTORIES:
+        return _chestxray14(data)
     if dataset not in READERS:
-        raise DataError(f"data=real has no dataset {dataset!r}; known: {', '.join(READERS)}")
+        raise DataError(f"data=real has no dataset {dataset!r}; known: "
+                        f"{', '.join((*READERS, *DIRECTORIES))}")
     if data.attempts < 1 or data.timeout_s <= 0:
         raise DataError(f"data.attempts ({data.attempts}) must be at least 1 and "
                         f"data.timeout_s ({data.timeout_s}) positive")
