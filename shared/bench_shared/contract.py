@@ -63,7 +63,7 @@ TASK_FUNCTIONS = {"train": ("build_model", "slots", "train_epoch", "predict"),
 OPTIONAL = ("peak_flops", "native_layout")
 # result.json's status: "invalid" is a run that finished but whose numbers cannot be trusted
 STATUSES = ("ok", "failed", "unsupported", "invalid")
-RUN_FIELDS = ("task", "seed", "precision", "device", "framework", "data", "init")
+RUN_FIELDS = ("task", "seed", "precision", "device", "framework", "data", "init", "devices")
 INITS = ("native", "neutral")  # run["init"]: where the initial weights come from
 
 

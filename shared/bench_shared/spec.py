@@ -109,6 +109,10 @@ class DenseNet121(object):
     data_parallel = True  # the one task with a device-count axis (`devices=N`)
     input_shape = (3, 224, 224)
     num_labels = 14  # multi-label: sigmoid outputs, binary cross-entropy
+    # the classifier's columns: the 2018 benchmark's order (pandas get_dummies: alphabetical)
+    labels = ("Atelectasis", "Cardiomegaly", "Consolidation", "Edema", "Effusion", "Emphysema",
+              "Fibrosis", "Hernia", "Infiltration", "Mass", "Nodule", "Pleural_Thickening",
+              "Pneumonia", "Pneumothorax")
     stem_channels = 64
     stem_kernel, stem_stride, stem_padding = 7, 2, 3
     pool_kernel, pool_stride, pool_padding = 3, 2, 1

@@ -120,8 +120,7 @@ def run_training(run, fw, task, arrays, stopwatch, result):
         result["losses"].append(float(loss))
         result["batch_seconds"].append(np.round(np.diff(batches.stamps), 6).tolist())
         progress.emit("phase_end", phase="train", seconds=stopwatch.last("epoch"), loss=float(loss))
-    # every example of the epoch's complete global batches, over all ranks
-    result["train_examples"] = len(batches) * cfg["batch_size"] * world
+    result["train_examples"] = len(x)  # the training set (every rank's, when data-parallel)
     result["batches_per_epoch"] = len(batches)
     if rank == 0:
         evaluate(task, model, arrays, cfg, eval_transform, result)

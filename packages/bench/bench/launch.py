@@ -195,9 +195,9 @@ def run_data_parallel(python, run, run_dir: Path, timeout_s, env, devices, cpus=
         bad = [r for r in ranks[1:] if r["status"] != "ok" or r["exit_code"] != 0]
         if bad or reason:
             first = cause or (bad[0] if bad else None)
-            why = first and (first.get("error") or f"exit status {first['exit_code']}")
+            why = first and (first.get("error") or _how(first["exit_code"]))
             raw["status"] = "failed"
-            raw["error"] = reason or f"rank {first['rank']} of {devices} did not finish: {why}"
+            raw["error"] = reason or f"rank {first['rank']} of {devices} {why}"
     raw["output_tail"] = list(tails[0]) if tails else []
     raw["exit_code"] = procs[0].returncode if procs else None
     raw["ranks"] = ranks
@@ -219,10 +219,13 @@ def _supervise(procs, timeout_s):
             for proc in procs:
                 _kill(proc)
             rank, code = failed[0]
-            how = f"died with signal {-code}" if code < 0 else f"exited with status {code}"
-            return f"rank {rank} {how}; the other ranks were killed"
+            return f"rank {rank} {_how(code)}; the other ranks were killed"
         if time.monotonic() > deadline:
             for proc in procs:
                 _kill(proc)
             return f"the workers timed out after {timeout_s:g} s and were killed"
         time.sleep(0.1)
+
+
+def _how(code):
+    return f"died with signal {-code}" if code < 0 else f"exited with status {code}"

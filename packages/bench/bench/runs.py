@@ -28,6 +28,7 @@ INCIDENTAL = ("seed", "sweep", "redo", "framework.python", "framework.display_na
               "device.index",
               "data.cache_dir", "data.verify",
               "data.archive", "data.timeout_s", "data.attempts", "data.cifar10", "data.imdb",
+              "data.chestxray14",
               "preset.timeout_s", "task.description", "precision.description",
               "init.description")
 # keys with their own place in the table (row, task, column)

@@ -393,3 +393,16 @@ def test_two_copies_of_an_image_are_refused(xray, tmp_path):
     (directory / "images" / original.name).write_bytes(original.read_bytes())
     with pytest.raises(DataError, match=r"00000015_001\.png is under .* twice"):
         chestxray14.prepare(directory, tmp_path / "entry", SIZE)
+
+
+def test_the_workers_evaluation_resize_is_pillows_bilinear():
+    """bench_shared.xray resizes each evaluation batch with matrices (NumPy only, in every
+    worker); they are Pillow's BILINEAR weights, as the 2018 notebooks' resize, to rounding."""
+    from PIL import Image
+
+    from bench_shared import xray
+
+    image = np.random.RandomState(0).randint(0, 256, (264, 264)).astype(np.uint8)
+    ours = xray.resized(image[None], 224)[0]
+    pillow = np.asarray(Image.fromarray(image).resize((224, 224), Image.BILINEAR), np.float32)
+    assert np.abs(ours - pillow).max() < 1.0

@@ -336,7 +336,9 @@ def test_local_archive_messages_name_the_option_used(run_bench, tmp_path):
 def test_held_cache_lock_names_its_holder_and_times_out(run_bench, tmp_path, cache_dir):
     import fcntl
 
-    entry = "synthetic/cifar10-v2-seed7-128-64"  # a fresh entry of this test's own
+    from bench.data import synthetic
+
+    entry = f"synthetic/cifar10-{synthetic.VERSION}-seed7-128-64"  # this test's own entry
     lock = cache_dir / (entry + ".lock")
     lock.parent.mkdir(parents=True, exist_ok=True)
     with open(lock, "w") as handle:

@@ -18,9 +18,20 @@ from bench import capabilities
 from bench_shared import spec
 
 SELECTED = [n for n in os.environ.get("BENCH_E2E_FRAMEWORKS", "").split(",") if n]
-FLOORS = {"cnn": 0.5, "rnn": 0.65}  # test accuracy after the smoke preset; chance 0.1, 0.5
+# test accuracy after the smoke preset (chance 0.1, 0.5); densenet: mean ROC-AUC (chance 0.5;
+# a model that learns nothing lands within ~0.02 of it on 256 test images x 14 labels)
+FLOORS = {"cnn": 0.5, "rnn": 0.65, "densenet": 0.55}
+# DenseNet-121 at SPEC's 224 x 224 takes seconds per step on a CPU: every framework's end-to-end
+# runs use 32 x 32 crops (the same code path), 512 images, two epochs
+TASK_SIZES = {"densenet": ["task.image_size=32", "task.batch_size=8",
+                           "preset.train_examples=512", "preset.test_examples=256",
+                           "preset.epochs=2"]}
 CASES = [(name, task) for name in SELECTED
          for task in spec.TASKS if task in capabilities.declared(name)["capabilities"]["tasks"]]
+DATA_PARALLEL = [name for name in SELECTED
+                 if "densenet" in capabilities.declared(name)["capabilities"]["tasks"]
+                 and "cpu" in (capabilities.declared(name)["capabilities"].get("data_parallel")
+                               or {})]
 
 
 @pytest.mark.skipif(not SELECTED, reason="set BENCH_E2E_FRAMEWORKS=<framework,...> (a nox "
@@ -29,7 +40,7 @@ CASES = [(name, task) for name in SELECTED
 def test_smoke_run_learns_and_reports(run_bench, name, task):
     overrides = capabilities.declared(name).get("test_overrides", {}).get(task, [])
     code, output, result = run_bench(f"framework={name}", f"task={task}", "preset=smoke",
-                                     *overrides)
+                                     *TASK_SIZES.get(task, []), *overrides)
     assert code == 0, output
     assert result["status"] == "ok"
     assert result["param_count"] == spec.TASKS[task].param_count
@@ -53,3 +64,20 @@ def test_smoke_run_learns_and_reports(run_bench, name, task):
     if not overrides:
         assert result["accuracy"] > FLOORS[task], result["accuracy"]
         assert result["losses"][-1] < result["losses"][0]
+
+
+@pytest.mark.skipif(not DATA_PARALLEL, reason="no selected framework declares data-parallel "
+                    "training on a CPU")
+@pytest.mark.parametrize("name", DATA_PARALLEL or ["none"])
+def test_two_processes_train_densenet_as_one_run(run_bench, name):
+    """devices=2 on a CPU: two workers, each on its share of the cores, joined by the
+    framework's own data-parallel idiom, one result that learns."""
+    code, output, result = run_bench(f"framework={name}", "task=densenet", "devices=2",
+                                     "preset=smoke", *TASK_SIZES["densenet"])
+    assert code == 0, output
+    assert result["status"] == "ok" and len(result["ranks"]) == 2
+    assert all(r["status"] == "ok" and r["exit_code"] == 0 for r in result["ranks"])
+    assert result["distributed"]["world_size"] == 2
+    shares = [set(r["cpus"]) for r in result["ranks"]]  # each its own, equal share
+    assert len(shares[0]) == len(shares[1]) > 0 and not shares[0] & shares[1]
+    assert result["accuracy"] > FLOORS["densenet"], result["accuracy"]

@@ -43,9 +43,7 @@ from . import cache
 CSV_NAME = "Data_Entry_2017.csv"
 COLUMNS = ("Image Index", "Finding Labels", "Follow-up #", "Patient ID")
 NO_FINDING = "No Finding"
-LABELS = ("Atelectasis", "Cardiomegaly", "Consolidation", "Edema", "Effusion", "Emphysema",
-          "Fibrosis", "Hernia", "Infiltration", "Mass", "Nodule", "Pleural_Thickening",
-          "Pneumonia", "Pneumothorax")
+LABELS = spec.DenseNet121.labels  # the classifier's columns, in this order
 SPLITS = ("train", "valid", "test")
 SIZE = spec.DenseNet121.resize
 URL = "https://nihcc.app.box.com/v/ChestXray-NIHCC"

@@ -16,6 +16,8 @@ _options = {}
 def setup(run):
     _options.update(run["framework"]["options"])
     fault = _options["fault"]
+    if _options["fault_rank"] not in (-1, int(os.environ.get("RANK", 0))):
+        fault = "none"  # another rank's fault
     if fault == "crash":
         sys.stderr.write("fake: about to crash on purpose\n")
         raise RuntimeError("fake crash requested")

@@ -1,0 +1,78 @@
+"""The device-count axis (task densenet, `devices=N`) through the CLI: N real worker processes
+started as torchrun starts them, supervised as one run, one result. The fake framework's
+ranks train independent replicas: what is tested here is the orchestrator's side."""
+import json
+import re
+
+import pytest
+
+SMALL = ["task=densenet", "preset=smoke", "task.image_size=32", "task.batch_size=16",
+         "preset.train_examples=512", "preset.test_examples=256", "preset.epochs=2"]
+
+
+def test_two_processes_share_the_cores_and_report_one_learning_run(run_bench):
+    run = run_bench("framework=fake", "devices=2", *SMALL)
+    assert run.returncode == 0, run.output
+    r = run.result
+    assert r["status"] == "ok" and r["config"]["devices"] == 2
+    ranks = r["ranks"]
+    assert [x["rank"] for x in ranks] == [0, 1] and all(x["exit_code"] == 0 for x in ranks)
+    assert all(x["status"] == "ok" for x in ranks)
+    cpus = [set(x["cpus"]) for x in ranks]  # each its own share of the cores
+    assert all(cpus) and not cpus[0] & cpus[1]
+    assert r["distributed"]["world_size"] == 2 and r["distributed"]["rank"] == 0
+    # a global batch is both ranks' batches: 512 examples / (2 x 16) = 16 steps per epoch
+    assert r["batches_per_epoch"] == 16 and r["train_examples"] == 512
+    assert r["accuracy_metric"] == "mean_roc_auc" and r["accuracy"] > 0.6, r["accuracy"]
+    assert len(r["label_auc"]) == 14
+    assert re.search(r"test mean ROC-AUC 0\.\d+ on 256", run.output), run.output
+    run_dir = run.result_paths[0].parent
+    assert (run_dir / "worker.log").is_file() and (run_dir / "worker.rank1.log").is_file()
+    rank1 = json.loads((run_dir / "run.rank1.json").read_text())
+    assert rank1["devices"] == 2 and rank1["output"].endswith("worker_result.rank1.json")
+    # rank 1 trained on the other half of each global batch and did not evaluate
+    other = json.loads((run_dir / "worker_result.rank1.json").read_text())
+    assert other["distributed"]["rank"] == 1 and "accuracy" not in other
+
+
+def test_one_device_is_the_plain_run(run_bench):
+    run = run_bench("framework=fake", *SMALL)
+    assert run.returncode == 0, run.output
+    r = run.result
+    assert "ranks" not in r and r["distributed"]["world_size"] == 1
+    assert r["batches_per_epoch"] == 32 and r["accuracy"] > 0.6
+
+
+@pytest.mark.parametrize("fault,what", [("crash", "RuntimeError: fake crash requested"),
+                                        ("exit", "exited with status 7"),
+                                        ("kill", "died with signal 9")])
+def test_a_failing_rank_takes_the_run_down_and_says_which(run_bench, fault, what):
+    run = run_bench("framework=fake", "devices=2", *SMALL, f"framework.options.fault={fault}",
+                    "framework.options.fault_rank=1")
+    assert run.returncode != 0
+    r = run.result
+    assert r["status"] == "failed" and "rank 1" in r["error"] and what in r["error"], r["error"]
+    assert r["ranks"][1]["exit_code"] != 0
+
+
+def test_a_hanging_rank_is_killed_with_the_others_at_the_timeout(run_bench):
+    run = run_bench("framework=fake", "devices=2", *SMALL, "framework.options.fault=hang",
+                    "framework.options.fault_rank=1", "preset.timeout_s=20")
+    r = run.result
+    assert r["status"] == "failed" and "timed out after 20 s" in r["error"], r["error"]
+    assert all(x["exit_code"] is not None for x in r["ranks"])  # none left running
+
+
+def test_the_axis_is_densenet_s_and_needs_a_declared_idiom(run_bench):
+    other_task = run_bench("framework=fake", "task=cnn", "devices=2", "preset=smoke")
+    assert other_task.returncode == 1 and other_task.result["status"] == "failed"
+    assert "task=cnn runs on one device" in other_task.result["error"], other_task.output
+    undeclared = run_bench("framework=fake", "devices=2", *SMALL,
+                           "~framework.capabilities.data_parallel.cpu")
+    assert undeclared.result["status"] == "unsupported"
+    assert "declares no data-parallel training there" in undeclared.result["error"]
+    too_many = run_bench("framework=fake", "devices=64", *SMALL)
+    assert too_many.result["status"] == "unsupported"
+    assert "devices=64 on device=cpu" in too_many.result["error"]
+    zero = run_bench("framework=fake", "devices=0", *SMALL)
+    assert zero.returncode == 1 and "devices=0" in zero.result["error"]
