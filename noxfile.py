@@ -16,6 +16,7 @@ import nox
 nox.options.download_python = "never"  # interpreters come from the machine (PATH, pyenv)
 RUNTIME = ["-e", "shared", "-e", "packages/bench"]
 SHARED_E2E = "packages/bench/tests_frameworks"  # every framework's smoke runs, from `bench`
+CONFORMANCE = "shared/tests/test_conformance.py"  # every framework's maths, in-process
 KERAS = "keras==3.15.1"  # the Keras that tensorflow-cpu==2.21.0 brings, on every backend
 
 
@@ -53,6 +54,8 @@ def missing_python(version, why):
 #               worker-side tests run there; e2e names tests run from a session `<name>_e2e`
 #               in the orchestrator's interpreter, which discovers this environment
 #   install_step  a command run in the environment after installing (part of --install-only)
+#   runtime_tests  also run the runtime's NumPy-only tests (shared/tests) here: once per
+#               NumPy/Python the workers use (core has the newest)
 #   test_env    environment of the tests; "{venv}" is the environment's directory
 #   also_tests  test folders run by a second pytest in the same environment (a package it
 #               depends on, whose test files share names with its own)
@@ -116,6 +119,7 @@ FRAMEWORKS = {
         # and breaks on numpy >= 1.24. BENCH_MXNET_REQUIREMENT=mxnet-cu112==1.9.1 for GPUs
         "package": "packages/mxnet",
         "requires": ["numpy==1.23.5", os.environ.get("BENCH_MXNET_REQUIREMENT", "mxnet==1.9.1")],
+        "runtime_tests": True,  # numpy 1.23
     },
     "chainer_ideep": {
         # iDeep (Intel's MKL-DNN backend for Chainer) has wheels for Python <= 3.7 only: a
@@ -165,6 +169,7 @@ FRAMEWORKS = {
         "pip": "pip==21.3.1",
         "package": "packages/cntk",
         "requires": ["numpy==1.19.5", "scipy==1.5.4", "cntk==2.7.post2"],
+        "runtime_tests": True,  # Python 3.6, numpy 1.19: the oldest a worker runs
         "test_requires": ["pytest<7.1", "pyyaml<6.1"],
         "worker_only": True,
         "e2e": "packages/cntk/tests_e2e",
@@ -245,14 +250,18 @@ def framework_session(name, spec):
 
 
 def tests(spec):
-    """The runtime's tests (the shared conformance suite among them), then the package's; a
-    worker-only variant of a package that another session tests runs the shared suite only."""
+    """The shared conformance suite, the shared end-to-end suite, then the package's tests; a
+    worker-only variant of a package that another session tests runs the conformance suite
+    only. The runtime's own NumPy-only tests (the rest of shared/tests) run in `core` and in
+    the sessions marked runtime_tests, one per NumPy/Python the workers use, not in all."""
     tested_elsewhere = any(other["package"] == spec["package"] and not other.get("worker_only")
                            for other in FRAMEWORKS.values())
     if spec.get("worker_only") and tested_elsewhere:
-        return ["shared/tests/test_conformance.py"]
+        return [CONFORMANCE]
     package_tests = f"{spec['package']}/tests"
-    shared = ["shared/tests"] if spec.get("worker_only") else ["shared/tests", SHARED_E2E]
+    shared = ["shared/tests"] if spec.get("runtime_tests") else [CONFORMANCE]
+    if not spec.get("worker_only"):
+        shared.append(SHARED_E2E)
     return shared + ([package_tests] if os.path.isdir(package_tests) else [])
 
 
