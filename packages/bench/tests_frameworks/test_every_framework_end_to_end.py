@@ -23,7 +23,7 @@ SELECTED = [n for n in os.environ.get("BENCH_E2E_FRAMEWORKS", "").split(",") if 
 FLOORS = {"cnn": 0.5, "rnn": 0.65, "densenet": 0.55}
 # DenseNet-121 at SPEC's 224 x 224 takes seconds per step on a CPU: every framework's end-to-end
 # runs use 32 x 32 crops (the same code path), 512 images, two epochs
-TASK_SIZES = {"densenet": ["task.image_size=32", "task.batch_size=8",
+TASK_SIZES = {"densenet": ["task.image_size=32", "task.batch_size=16",
                            "preset.train_examples=512", "preset.test_examples=256",
                            "preset.epochs=2"]}
 CASES = [(name, task) for name in SELECTED
