@@ -185,11 +185,11 @@ def run_data_parallel(python, run, run_dir: Path, timeout_s, env, devices, cpus=
     interrupted_run = bool(reason and reason.startswith("interrupted"))
     raw = raws[0] if raws and raws[0] is not None and not interrupted_run else None
     cause = next((r for r in ranks if r["status"] != "ok" and r.get("error")), None)
+    if raw is None and reason is None:
+        reason = f"rank 0 exited with status {procs[0].returncode} without writing a result"
+    if reason and cause:  # the failing rank's own words
+        reason += f" (rank {cause['rank']}: {cause['error']})"
     if raw is None:
-        reason = reason or (f"rank 0 exited with status {procs[0].returncode} without writing "
-                            f"a result")
-        if cause:
-            reason += f" (rank {cause['rank']}: {cause['error']})"
         raw = {"status": "failed", "error": reason, "timings": {}}
     elif raw["status"] == "ok":
         bad = [r for r in ranks[1:] if r["status"] != "ok" or r["exit_code"] != 0]
