@@ -26,24 +26,23 @@ def conv2d(x, w, b=None, stride=1, pad=0):
     return out if b is None else out + b[:, None, None]
 
 
+def pool_windows(x, size, stride):
+    """(N, C, H', W', size, size): every pooling window of x, a strided view (no copy)."""
+    n, c, h, w = x.shape
+    oh, ow = (h - size) // stride + 1, (w - size) // stride + 1
+    s = x.strides
+    return as_strided(x, shape=(n, c, oh, ow, size, size),
+                      strides=(s[0], s[1], s[2] * stride, s[3] * stride, s[2], s[3]))
+
+
 def max_pool(x, size, stride, pad=0):
     if pad:
         x = np.pad(x, ((0, 0), (0, 0), (pad, pad), (pad, pad)), constant_values=-np.inf)
-    n, c, h, w = x.shape
-    oh, ow = (h - size) // stride + 1, (w - size) // stride + 1
-    s = x.strides
-    windows = as_strided(x, shape=(n, c, oh, ow, size, size),
-                         strides=(s[0], s[1], s[2] * stride, s[3] * stride, s[2], s[3]))
-    return windows.max(axis=(4, 5))
+    return pool_windows(x, size, stride).max(axis=(4, 5))
 
 
 def avg_pool(x, size, stride):
-    n, c, h, w = x.shape
-    oh, ow = (h - size) // stride + 1, (w - size) // stride + 1
-    s = x.strides
-    windows = as_strided(x, shape=(n, c, oh, ow, size, size),
-                         strides=(s[0], s[1], s[2] * stride, s[3] * stride, s[2], s[3]))
-    return windows.mean(axis=(4, 5))
+    return pool_windows(x, size, stride).mean(axis=(4, 5))
 
 
 def relu(x):

@@ -118,7 +118,7 @@ def host(project_dir, worker_environ, prefixes=()):
         "os": platform.platform(),
         "cpu": cpu_model(),
         "cpu_count": os.cpu_count(),
-        "cpu_affinity": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None,
+        "cpu_affinity": cpu_affinity() if hasattr(os, "sched_getaffinity") else None,
         "cpu_flags": cpu_flags(),
         "memory_bytes": memory_bytes(),
         "gpus": [dict(zip(("name", "driver", "memory"), g)) for g in gpus()],

@@ -2,6 +2,8 @@
 image (the synthetic findings are blobs at fixed places, so it learns them). A data-parallel
 run's ranks train independent replicas: the orchestrator's side (N processes supervised as
 one run) is what the fake tests, not gradient exchange."""
+import time
+
 import numpy as np
 
 from bench_shared.spec import DenseNet121
@@ -32,8 +34,6 @@ def build_model(run):
 
 
 def train_epoch(model, batches):
-    import time
-
     losses = []
     for x, y in batches:
         time.sleep(delay_s())
