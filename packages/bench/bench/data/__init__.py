@@ -30,10 +30,11 @@ def _result(entry, manifest, limits, **extra):
             **extra}
 
 
-def _images(task, data):
+def _images(task, data, preset):
     """ResNet-50's random input images, whatever the data source (timing does not depend
-    on pixel values, and there is no real dataset for it)."""
-    num_images = task.batch_size * task.num_batches
+    on pixel values, and there is no real dataset for it): as many as the run uses (a preset's
+    inference_batches, else the task's; SPEC's 1280 images are 770 MB)."""
+    num_images = task.batch_size * (preset.inference_batches or task.num_batches)
     entry = cache.cache_root(data.cache_dir) / "synthetic" / \
         f"{task.dataset}-{synthetic.VERSION}-seed{data.seed}-{num_images}"
     manifest = cache.prepared(entry, lambda: synthetic.images224(num_images, data.seed),
@@ -51,7 +52,7 @@ def prepare(task, data, preset):
     if data.name not in SOURCES:
         raise DataError(f"data={data.name}: unknown dataset source; known: {', '.join(SOURCES)}")
     if task.kind != "train":
-        return _images(task, data)
+        return _images(task, data, preset)
     if data.name == "real":
         entry, manifest = real.prepare(task.name, task.dataset, data)
         available = (manifest["arrays"]["train_x"]["shape"][0],
