@@ -47,6 +47,12 @@ def slots(task, places):
     return table
 
 
+def batch_norm_places(prefix, layer):
+    """A Keras BatchNormalization's four tensors as slots' places (gamma, beta, mean, var)."""
+    return [(prefix + ".gamma", layer.gamma), (prefix + ".beta", layer.beta),
+            (prefix + ".mean", layer.moving_mean), (prefix + ".var", layer.moving_variance)]
+
+
 def _read(variable):
     # through a tensor copy: numpy 2 warns when handed a TensorFlow or Keras variable itself
     return keras.ops.convert_to_numpy(keras.ops.copy(variable))

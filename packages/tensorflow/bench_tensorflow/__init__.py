@@ -1,4 +1,5 @@
-"""TensorFlow 2 for Rosetta Bench: device, threads, mixed precision and sync."""
+"""TensorFlow 2 for Rosetta Bench: device, threads, mixed precision, the tf.distribute
+strategy (devices=N) and sync."""
 import os
 
 import keras
@@ -6,18 +7,25 @@ import numpy as np
 import tensorflow as tf
 
 from bench_keras import POLICIES  # Keras' mixed-precision policies, on every backend
+from bench_shared import distributed
 from bench_shared.timing import matmul_flops, peak_rate
 
+from . import distribute
 from .weights import tensors  # noqa: F401  the model's native tensors (weight protocol)
 
 # capabilities and options: conf/framework/tensorflow.yaml (checked before setup() by the runtime)
 
 _device = "/CPU:0"
+_strategy = None  # tf.distribute: the default strategy, or the run's N devices'
 _options = {}
 
 
 def device():
     return _device
+
+
+def strategy():
+    return _strategy or tf.distribute.get_strategy()
 
 
 def options():
@@ -37,13 +45,19 @@ def versions():
 
 
 def configure(run, threads, interop_threads):
-    """Device, thread pools, mixed-precision policy and seeds; shared with bench_keras."""
-    global _device
+    """Device, thread pools, data-parallel strategy, mixed-precision policy and seeds; shared
+    with bench_keras."""
+    global _device, _strategy
     if run["device"]["name"] == "gpu":
-        if not tf.config.list_physical_devices("GPU"):
+        gpus = tf.config.list_physical_devices("GPU")
+        if not gpus:
             raise NotImplementedError("device=gpu is not supported by tensorflow %s here: it "
                                       "sees no GPU (a CPU-only build?)" % tf.__version__)
         _device = "/GPU:%d" % run["device"]["index"]
+        if run.get("devices", 1) > 1:  # one GPU per rank: LOCAL_RANK places after the index
+            index = run["device"]["index"] + distributed.process(run)["local_rank"]
+            tf.config.set_visible_devices(gpus[index], "GPU")
+            _device = "/GPU:0"
     else:
         _device = "/CPU:0"
     try:  # settable once, before TensorFlow initialises its runtime
@@ -52,6 +66,7 @@ def configure(run, threads, interop_threads):
         tf.config.threading.set_inter_op_parallelism_threads(interop_threads)
     except RuntimeError:
         pass
+    _strategy, joined = distribute.make_strategy(run)
     keras.mixed_precision.set_global_policy(POLICIES[run["precision"]])
     keras.utils.set_random_seed(run["seed"])
     return {
@@ -60,6 +75,7 @@ def configure(run, threads, interop_threads):
         "interop_threads": tf.config.threading.get_inter_op_parallelism_threads(),
         "policy": keras.mixed_precision.global_policy().name,
         "layout": "NHWC (transposed once at load time)",
+        "distribute": joined,
     }
 
 
