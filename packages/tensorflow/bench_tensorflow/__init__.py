@@ -17,6 +17,7 @@ from .weights import tensors  # noqa: F401  the model's native tensors (weight p
 
 _device = "/CPU:0"
 _strategy = None  # tf.distribute: the default strategy, or the run's N devices'
+_task = 0  # this process's rank: its own devices in a multi-worker cluster
 _options = {}
 
 
@@ -33,8 +34,13 @@ def options():
 
 
 def sync():
-    """Wait for every queued op on every device (eager GPU ops are asynchronous)."""
-    tf.test.experimental.sync_devices()
+    """Wait for every queued op on this process's devices (eager GPU ops are asynchronous), as
+    tf.test.experimental.sync_devices does; but not on the other ranks' devices, which
+    MultiWorkerMirroredStrategy lists too (and cannot sync from here)."""
+    for dev in tf.config.list_logical_devices():
+        if tf.DeviceSpec.from_string(dev.name).task in (None, _task):
+            with tf.device(dev.name):
+                tf.raw_ops.SyncDevice()  # (ops are queued only on GPUs: execution is synchronous)
 
 
 def versions():
@@ -47,7 +53,7 @@ def versions():
 def configure(run, threads, interop_threads):
     """Device, thread pools, data-parallel strategy, mixed-precision policy and seeds; shared
     with bench_keras."""
-    global _device, _strategy
+    global _device, _strategy, _task
     if run["device"]["name"] == "gpu":
         gpus = tf.config.list_physical_devices("GPU")
         if not gpus:
@@ -67,6 +73,7 @@ def configure(run, threads, interop_threads):
     except RuntimeError:
         pass
     _strategy, joined = distribute.make_strategy(run)
+    _task = distributed.process(run)["rank"]
     keras.mixed_precision.set_global_policy(POLICIES[run["precision"]])
     keras.utils.set_random_seed(run["seed"])
     return {
