@@ -12,12 +12,13 @@ def native_layout(x):
     return np.ascontiguousarray(np.transpose(x, (0, 2, 3, 1)))
 
 
-def compile_model(model, optimizer):
-    """Softmax fused into the loss (from_logits), batch mean, integer labels; jit_compile as a
-    switch: XLA on TensorFlow, jax.jit (donated state) on JAX, torch.compile on PyTorch.
-    Under mixed_float16, compile wraps the optimizer in a LossScaleOptimizer by itself."""
+def compile_model(model, optimizer, loss=None):
+    """Softmax fused into the loss (from_logits), batch mean, integer labels (unless `loss`
+    says otherwise); jit_compile as a switch: XLA on TensorFlow, jax.jit (donated state) on
+    JAX, torch.compile on PyTorch. Under mixed_float16, compile wraps the optimizer in a
+    LossScaleOptimizer by itself."""
     model.compile(optimizer=optimizer,
-                  loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+                  loss=loss or keras.losses.SparseCategoricalCrossentropy(from_logits=True),
                   jit_compile=bool(options()["jit_compile"]))
     model.spec_excluded = ()  # paths of weights SPEC's model lacks (count_parameters, tensors)
     return model

@@ -3,6 +3,7 @@ layers, whose layouts (HWIO kernels, the NHWC flatten's dense rows, the GRU's z,
 stacked biases) are Keras' on every backend: bench_keras.weights converts them, for both
 packages. What is TensorFlow's own here: the model's variables live in `model.net`."""
 from bench_keras.weights import batch_norm_places, slots, variable_tensors  # noqa: F401
+
 # (slots, batch_norm_places: the task modules')
 
 
