@@ -1,19 +1,19 @@
-"""DenseNet-121 trained data-parallel the Keras way: a functional model (NHWC) built and
-compiled in the scope of the run's tf.distribute strategy -- MultiWorkerMirroredStrategy
-across the run's processes (bench_tensorflow.distribute, on the TensorFlow backend: Keras'
-fit runs each replica's step and all-reduces the gradients) -- binary cross-entropy on
-logits, Adam's learning rate scaled by the device count, and model.fit on each process's own
-dataset (distribute_datasets_from_function: its shard as it is, not resharded or
-rebatched). Layers are named as the neutral weights (bench_shared.weights)."""
+"""DenseNet-121 the Keras way: a functional model (NHWC), compile, fit, predict; binary
+cross-entropy on logits, Adam. Layers are named as the neutral weights (bench_shared.weights).
+
+One device only: Keras 3.15's own training API does not run under
+MultiWorkerMirroredStrategy (its step reduces the scalar loss with strategy.reduce("MEAN",
+axis=0), which fails: "Invalid reduction dimension 0 for input with 0 dimensions",
+tensorflow/tensorflow#72388), and under MirroredStrategy fit first pulls a batch from the
+epoch's iterator to build the model (Keras' _maybe_symbolic_build), a step lost or the shared
+batch order iterated twice. framework=tensorflow trains it data-parallel with tf.distribute."""
 import keras
-import numpy as np
-import tensorflow as tf
 from keras import layers
 
 from bench_shared import weights as neutral
 from bench_shared.spec import DenseNet121 as D
 
-from . import backend, common, weights
+from . import common, weights
 
 
 def conv(x, filters, kernel, name):
@@ -60,16 +60,12 @@ def densenet121():
 
 
 def build_model(run):
-    devices = run.get("devices", 1)
     adam = run["task"]["optimizer"]
-    with backend().strategy().scope():  # the variables, Adam's and compile's: mirrored
-        model = densenet121()
-        # SPEC: Adam at 1e-4 per device, the learning rate scaled linearly with the global batch
-        optimizer = keras.optimizers.Adam(adam["lr"] * devices, beta_1=adam["beta1"],
-                                          beta_2=adam["beta2"], epsilon=adam["eps"])
-        # mean over the labels and the batch; under a strategy, over the global batch
-        return common.compile_model(model, optimizer,
-                                    keras.losses.BinaryCrossentropy(from_logits=True))
+    optimizer = keras.optimizers.Adam(adam["lr"] * run.get("devices", 1), beta_1=adam["beta1"],
+                                      beta_2=adam["beta2"], epsilon=adam["eps"])  # SPEC: x devices
+    # mean over the labels and the batch
+    return common.compile_model(densenet121(), optimizer,
+                                keras.losses.BinaryCrossentropy(from_logits=True))
 
 
 def slots(model):
@@ -83,24 +79,5 @@ def slots(model):
     return weights.slots("densenet", places)
 
 
-def train_epoch(model, batches):
-    """model.fit over this process's batches, as one dataset per process."""
-    signature = (tf.TensorSpec((None, D.input_shape[0], None, None), tf.float32),
-                 tf.TensorSpec((None, D.num_labels), tf.float32))
-
-    def dataset(context):
-        return tf.data.Dataset.from_generator(
-            lambda: ((x, np.asarray(y, np.float32)) for x, y in batches),
-            output_signature=signature)
-    data = model.distribute_strategy.distribute_datasets_from_function(dataset)
-    history = model.fit(data, epochs=1, steps_per_epoch=len(batches), verbose=0, shuffle=False)
-    return history.history["loss"][-1]
-
-
-def predict(model, batches):
-    if model.distribute_strategy.num_replicas_in_sync == 1:
-        return common.predict(model, batches)
-    # rank 0 evaluates alone: model.predict under MultiWorkerMirroredStrategy gathers every
-    # worker's outputs (a collective the other ranks never join); the model's call does not
-    return np.concatenate([keras.ops.convert_to_numpy(model(x, training=False))
-                           for x in batches]).astype("float32")
+train_epoch = common.train_epoch
+predict = common.predict
