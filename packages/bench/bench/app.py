@@ -47,7 +47,20 @@ def worker_run(cfg: Config, prepared):
                             data={"arrays": prepared["arrays"], "limits": prepared["limits"]})
     run["task"], run["device"] = effective_task(cfg), dataclasses.asdict(cfg.device)
     run["devices"] = cfg.devices
+    if cfg.init.name == "file":
+        run["init_file"] = init_file(cfg)
     return run
+
+
+def init_file(cfg: Config):
+    """init=file's .npz, absolute (the worker starts elsewhere), or a ConfigError saying why."""
+    if not cfg.init.path:
+        raise ConfigError("init=file starts from an .npz in the neutral weight layout: give "
+                          "init.path=/path/to/weights.npz (see the README's init=file)")
+    path = Path(cfg.init.path).expanduser().absolute()
+    if not path.is_file():
+        raise ConfigError(f"init.path={cfg.init.path}: no such file")
+    return str(path)
 
 
 def library_path(cfg: Config, python):
@@ -114,6 +127,8 @@ def _run(cfg, run_dir, result):
     sizes.check(cfg)
     layout = slurm.node_layout(cfg.devices)  # a multi-node Slurm step: this node's ranks
     capabilities.check(cfg, layout)
+    if cfg.init.name == "file":
+        init_file(cfg)  # before preparing data that may take long
     python, found_by = environments.find_python(cfg.framework)
     result["worker"] = {"python": python, "found_by": found_by,
                         "library_path": library_path(cfg, python)}
