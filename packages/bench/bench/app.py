@@ -22,7 +22,7 @@ from . import (
     sysinfo,
 )
 from .config import Config
-from .errors import BenchError, ConfigError, Terminated, UnsupportedError
+from .errors import BenchError, ConfigError, Terminated
 
 
 def effective_task(cfg: Config):
@@ -146,8 +146,8 @@ def start_workers(cfg: Config, python, run, run_dir, env):
     if how == "processes":
         return launch.run_data_parallel(python, run, run_dir, cfg.preset.timeout_s, env,
                                         cfg.devices, cpus)
-    raise UnsupportedError(f"devices={cfg.devices} with data_parallel_launch {how}: not "
-                           "implemented yet")  # mpiexec: issue 15, in progress
+    return launch.run_mpiexec(python, run, run_dir, cfg.preset.timeout_s, env, cfg.devices,
+                              cpus)
 
 
 def _finish(result, run_dir):

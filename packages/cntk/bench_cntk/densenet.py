@@ -58,7 +58,10 @@ class Builder(object):
         y = self.bn_relu(prefix + "bn1")(x)
         y = self.conv(prefix + "conv1", D.bottleneck_width, 1)(y)
         y = self.bn_relu(prefix + "bn2")(y)
-        return self.conv(prefix + "conv2", D.growth_rate, 3)(y)
+        # the 3x3 convolution's zero padding explicit: CNTK refuses a kernel wider than its
+        # input even when padding would cover it (block 4 is 2x2 at 64 px, 1x1 at 32)
+        y = C.pad(y, pattern=[(0, 0), (1, 1), (1, 1)])
+        return self.conv(prefix + "conv2", D.growth_rate, 3, padding=0)(y)
 
     def dense_block(self, b, x, layers):
         features = [x]  # the block's input, then every layer's output, in that order
