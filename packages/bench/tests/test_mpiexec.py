@@ -56,12 +56,15 @@ def test_mpiexec_starts_the_ranks_as_one_job_each_on_its_cores(run_bench):
 
 @needs_mpiexec
 def test_a_failing_rank_takes_the_job_down_and_a_hanging_one_is_killed(run_bench):
+    # rank 0 would train for 32 x 0.3 s: it is killed long before, when rank 1 fails
     crash = run_bench("framework=fake", "devices=2", *SMALL, MPIEXEC,
-                      "framework.options.fault=crash", "framework.options.fault_rank=1")
+                      "framework.options.fault=crash", "framework.options.fault_rank=1",
+                      "framework.options.delay_ms=300")
     r = crash.result
     assert crash.returncode != 0 and r["status"] == "failed"
     assert "rank 1" in r["error"] and "fake crash requested" in r["error"], r["error"]
     assert r["ranks"][1]["status"] == "failed" and r["ranks"][1]["exit_code"] == 1
+    assert r["ranks"][0]["exit_code"] is None and "wrote no result" in r["ranks"][0]["error"]
     run_dir = crash.result_paths[0].parent
     assert "fake: about to crash" in (run_dir / "worker.rank1.log").read_text()
     assert "fake: about to crash" not in crash.output  # not on the console, not in rank 0's
