@@ -53,6 +53,7 @@ run.json, the worker's input (``make_run`` builds one without the orchestrator, 
                 LOCAL_RANK, MASTER_ADDR, MASTER_PORT, BENCH_WORKER_PORTS), N workers from
                 mpiexec, or one worker driving N devices; bench_shared.distributed says which
                 this worker is, and the package joins them in setup()
+    cpus        (mpiexec's ranks on a CPU) the CPUs this worker pins itself to at its start
     mode        "benchmark" (default), "verify" (with ``verify``: weights, inputs, outputs,
                 train_steps, train_batch_size) or "peak" (after setup, only the package's
                 peak_flops at the run's precision); output: where the worker writes its result

@@ -273,6 +273,13 @@ def write_json_atomic(path, obj):
     os.replace(tmp, path)
 
 
+def pin(run):
+    """A data-parallel rank that mpiexec started pins itself to its share of the cores (run.json
+    `cpus`, from the orchestrator), before any framework sizes its thread pools by it."""
+    if run.get("cpus") and hasattr(os, "sched_setaffinity"):
+        os.sched_setaffinity(0, run["cpus"])
+
+
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
     if len(argv) != 1:
@@ -281,6 +288,7 @@ def main(argv=None):
     with open(argv[0]) as f:
         run = json.load(f)
     lifeline.die_with(run.get("orchestrator_pid"))
+    pin(run)
     result, code = execute(run)
     write_json_atomic(run["output"], result)
     return code

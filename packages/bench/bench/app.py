@@ -176,8 +176,8 @@ def start_workers(cfg: Config, python, run, run_dir, env, layout=None):
     if how == "processes":
         return launch.run_data_parallel(python, run, run_dir, cfg.preset.timeout_s, env,
                                         cfg.devices, cpus, layout)
-    raise UnsupportedError(f"devices={cfg.devices} with data_parallel_launch {how}: not "
-                           "implemented yet")  # mpiexec: issue 15, in progress
+    return launch.run_mpiexec(python, run, run_dir, cfg.preset.timeout_s, env, cfg.devices,
+                              cpus)
 
 
 def _finish_node(result, raw, run_dir):
