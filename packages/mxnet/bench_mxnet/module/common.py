@@ -107,9 +107,13 @@ def keep_first_context_statistics(model):
     each aux state on every context; Module has no public setter per context)."""
     if len(model.ctxs) == 1:
         return
+    # synchronously, at the epoch's end: queued behind the epoch's last steps, the copies
+    # were lost on this CPU (MXNet 1.9.1, the other contexts kept an older state)
+    mx.nd.waitall()
     for arrays in model.mod._exec_group.aux_arrays:
         for other in arrays[1:]:
             arrays[0].copyto(other)
+    mx.nd.waitall()
 
 
 def inference_module(model):
