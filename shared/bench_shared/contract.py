@@ -45,10 +45,12 @@ run.json, the worker's input (``make_run`` builds one without the orchestrator, 
                 timings["init"]). Dropout masks stay each framework's own in both modes.
     framework   {name, package, options, option_choices, capabilities}
     data        {arrays: name -> .npy path, limits: train/test/images -> example count}
-    devices     data-parallel processes of this run (task densenet; 1 elsewhere). With N > 1
-                the orchestrator starts N workers as torchrun does: RANK, WORLD_SIZE,
-                LOCAL_RANK, MASTER_ADDR and MASTER_PORT in each one's environment
-                (bench_shared.distributed reads them); the package joins them in setup()
+    devices     data-parallel devices of this run (task densenet; 1 elsewhere). With N > 1
+                they are started as the framework declares (capabilities.data_parallel_launch,
+                LAUNCHES below): N workers as torchrun starts them (RANK, WORLD_SIZE,
+                LOCAL_RANK, MASTER_ADDR, MASTER_PORT, BENCH_WORKER_PORTS), N workers from
+                mpiexec, or one worker driving N devices; bench_shared.distributed says which
+                this worker is, and the package joins them in setup()
     mode        "benchmark" (default), "verify" (with ``verify``: weights, inputs, outputs,
                 train_steps, train_batch_size) or "peak" (after setup, only the package's
                 peak_flops at the run's precision); output: where the worker writes its result
@@ -103,7 +105,9 @@ def framework_section(declared):
                              "tasks_reason": caps.get("tasks_reason") or "",
                              "precisions": dict(caps.get("precisions", {})),
                              "task_precisions": dict(caps.get("task_precisions") or {}),
-                             "data_parallel": dict(caps.get("data_parallel") or {})}}
+                             "data_parallel": dict(caps.get("data_parallel") or {}),
+                             "data_parallel_launch": dict(caps.get("data_parallel_launch")
+                                                          or {})}}
 
 
 def make_run(declared, task, device="cpu", precision="fp32", seed=0, options=None,
@@ -145,6 +149,19 @@ def unsupported(capabilities, framework, task, device, precision):
     return None
 
 
+# how a framework's N devices are started (capabilities.data_parallel_launch: device -> one):
+#   processes    N workers, as torchrun starts them (bench_shared.distributed), one per device
+#                (on a CPU: per share of the cores)
+#   one_process  one worker driving the N devices itself (multi-context, MirroredStrategy)
+#   mpiexec      N workers started by MPI's launcher (distributed learners over MPI)
+LAUNCHES = ("processes", "one_process", "mpiexec")
+
+
+def data_parallel_launch(capabilities, device):
+    """How `devices=N` is started on `device` (see LAUNCHES); processes unless declared."""
+    return (capabilities.get("data_parallel_launch") or {}).get(device, "processes")
+
+
 def devices_problem(capabilities, framework, task, device, devices):
     """None when `devices` processes may run the combination, else (kind, reason): kind
     "config" for a device count no task takes, "unsupported" for a framework that declares no
@@ -163,6 +180,10 @@ def devices_problem(capabilities, framework, task, device, devices):
             "data-parallel training there%s" % (
                 devices, framework, device,
                 " (it does on: %s)" % ", ".join(sorted(idioms)) if idioms else ""))
+    launch = data_parallel_launch(capabilities, device)
+    if launch not in LAUNCHES:
+        return "config", ("framework=%s declares data_parallel_launch %s=%r: choose one of %s"
+                          % (framework, device, launch, ", ".join(LAUNCHES)))
     return None
 
 

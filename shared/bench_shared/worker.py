@@ -91,7 +91,9 @@ def run_training(run, fw, task, arrays, stopwatch, result):
     cfg = run["task"]
     seed = run["seed"]
     proc = distributed.process(run)
-    rank, world = proc["rank"], proc["world_size"]
+    rank, processes = proc["rank"], proc["processes"]
+    # each process's share of a global batch: one device's, or all of them (one_process)
+    batch_size = cfg["batch_size"] * proc["world_size"] // processes
     x, y = arrays["train_x"], arrays["train_y"]
     training_transform, eval_transform = image_transforms(cfg, seed, rank)
     with stopwatch.region("build"):
@@ -101,15 +103,15 @@ def run_training(run, fw, task, arrays, stopwatch, result):
     result["losses"], result["batch_seconds"] = [], []
     result["distributed"] = proc
     for epoch in range(cfg["epochs"]):
-        total = batching.num_complete_batches(len(x), cfg["batch_size"] * world)
+        total = batching.num_complete_batches(len(x), batch_size * processes)
         batches = batching.TrainBatches(
-            x, y, cfg["batch_size"], seed, epoch, sync=fw.sync if epoch == 0 else None,
+            x, y, batch_size, seed, epoch, sync=fw.sync if epoch == 0 else None,
             on_batch=progress.Throttle("train", total) if rank == 0 else None,
-            shard=(rank, world),
+            shard=(rank, processes),
             transform=training_transform(epoch) if training_transform else None)
         if len(batches) == 0:
             raise ValueError("%d training examples make no complete batch of %d"
-                             % (len(x), cfg["batch_size"] * world))
+                             % (len(x), batch_size * processes))
         progress.emit("phase", phase="train", epoch=epoch + 1, epochs=cfg["epochs"],
                       total=len(batches), unit="batch")
         with stopwatch.region("epoch") as start:

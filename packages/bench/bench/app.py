@@ -22,7 +22,7 @@ from . import (
     sysinfo,
 )
 from .config import Config
-from .errors import BenchError, ConfigError, Terminated
+from .errors import BenchError, ConfigError, Terminated, UnsupportedError
 
 
 def effective_task(cfg: Config):
@@ -119,12 +119,7 @@ def _run(cfg, run_dir, result):
     result["data"] = prepared
     sizes.check_batches(cfg, prepared)
     run = worker_run(cfg, prepared)
-    if cfg.devices > 1:  # one process per device; on a CPU each on its share of the cores
-        cpus = sysinfo.usable_cpus() if cfg.device.name == "cpu" else None
-        raw = launch.run_data_parallel(python, run, run_dir, cfg.preset.timeout_s, env,
-                                       cfg.devices, cpus)
-    else:
-        raw = launch.run_worker(python, run, run_dir, cfg.preset.timeout_s, env)
+    raw = start_workers(cfg, python, run, run_dir, env)
     result.update(raw)
     result["effective_task"] = run["task"]
     invalid = results.invalid_reason(raw, run["task"])
@@ -138,6 +133,21 @@ def _run(cfg, run_dir, result):
     if raw.get("interrupted"):
         raise Terminated() if raw["interrupted"] == "SIGTERM" else KeyboardInterrupt()
     return _finish(result, run_dir)
+
+
+def start_workers(cfg: Config, python, run, run_dir, env):
+    """The worker(s) of a run, started as the framework declares for `devices` > 1
+    (contract.LAUNCHES); rank 0's raw result."""
+    how = contract.data_parallel_launch(dataclasses.asdict(cfg.framework.capabilities),
+                                        cfg.device.name)
+    if cfg.devices == 1 or how == "one_process":  # one worker (driving every device)
+        return launch.run_worker(python, run, run_dir, cfg.preset.timeout_s, env)
+    cpus = sysinfo.usable_cpus() if cfg.device.name == "cpu" else None  # a share per rank
+    if how == "processes":
+        return launch.run_data_parallel(python, run, run_dir, cfg.preset.timeout_s, env,
+                                        cfg.devices, cpus)
+    raise UnsupportedError(f"devices={cfg.devices} with data_parallel_launch {how}: not "
+                           "implemented yet")  # mpiexec: issue 15, in progress
 
 
 def _finish(result, run_dir):

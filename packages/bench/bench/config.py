@@ -98,6 +98,9 @@ class Capabilities:
     # device -> the data-parallel idiom it runs `devices=N` with (task densenet); a device
     # missing here refuses N > 1
     data_parallel: Dict[str, str] = field(default_factory=dict)
+    # device -> how its N devices start (contract.LAUNCHES): processes (default, as torchrun
+    # does), one_process (one worker drives them all) or mpiexec
+    data_parallel_launch: Dict[str, str] = field(default_factory=dict)
 
 
 @dataclass

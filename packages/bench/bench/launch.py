@@ -98,11 +98,19 @@ def run_worker(python, run, run_dir: Path, timeout_s, env):
     return raw
 
 
-def free_port():
-    """A TCP port on 127.0.0.1 nobody listens on now: the ranks' rendezvous (MASTER_PORT)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+def free_ports(count):
+    """`count` distinct TCP ports on 127.0.0.1 that nobody listens on now (each socket held
+    until all are picked): the rendezvous (MASTER_PORT) and one per rank (BENCH_WORKER_PORTS)."""
+    sockets = []
+    try:
+        for _ in range(count):
+            sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            sockets.append(sock)
+            sock.bind(("127.0.0.1", 0))
+        return [sock.getsockname()[1] for sock in sockets]
+    finally:
+        for sock in sockets:
+            sock.close()
 
 
 def cpu_shares(cpus, count):
@@ -118,13 +126,14 @@ def _rank_file(run_dir, stem, rank, suffix):
 
 def run_data_parallel(python, run, run_dir: Path, timeout_s, env, devices, cpus=None):
     """N workers as one run: each with RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT
-    (torchrun's variables) and, on a CPU, pinned to its share of `cpus`; rank 0's output on
+    (torchrun's variables), BENCH_WORKER_PORTS (a port for each rank, for frameworks whose
+    every rank listens) and, on a CPU, pinned to its share of `cpus`; rank 0's output on
     the console (and worker.log), every other rank's in worker.rank<r>.log. Returns rank 0's
     raw result with `ranks`: each rank's exit code, status, error and CPUs."""
     run_dir = Path(run_dir).absolute()
     run_dir.mkdir(parents=True, exist_ok=True)
     shares = cpu_shares(cpus, devices) if cpus else [None] * devices
-    port = free_port()
+    port, *worker_ports = free_ports(devices + 1)
     procs, tails, pumps, logs, outputs = [], [], [], [], []
     view = ProgressView()
     try:
@@ -136,7 +145,8 @@ def run_data_parallel(python, run, run_dir: Path, timeout_s, env, devices, cpus=
                                            indent=1, sort_keys=True))
             output.unlink(missing_ok=True)
             rank_env = dict(env, RANK=str(rank), WORLD_SIZE=str(devices), LOCAL_RANK=str(rank),
-                            MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
+                            MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port),
+                            BENCH_WORKER_PORTS=",".join(map(str, worker_ports)))
             share = shares[rank]
             log = open(_rank_file(run_dir, "worker", rank, ".log"), "w")
             tail = collections.deque(maxlen=TAIL_LINES)

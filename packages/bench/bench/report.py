@@ -31,7 +31,7 @@ import sys
 import time
 from pathlib import Path
 
-from . import agreement, baseline, reference_2018, runs, tables
+from . import agreement, baseline, reference_2018, runs, scaling, tables
 
 
 class _Parser(argparse.ArgumentParser):
@@ -64,6 +64,9 @@ def build(args):
     text = tables.markdown(grid, reference)
     if reference:
         text += "\n" + reference.markdown()
+    scaled = scaling.pairs(grid)
+    if scaled:
+        text += "\n" + scaling.markdown(scaled)
     agreeing = agreement.groups(grid)
     if agreeing:
         text += "\n" + agreement.markdown(agreeing)
@@ -110,7 +113,7 @@ def main(argv):
     out = Path(args.out or Path("results", "reports", time.strftime("%Y-%m-%d_%H-%M-%S")))
     out.mkdir(parents=True, exist_ok=True)
     (out / "report.md").write_text(text)
-    tables.write_csv(grid.runs, out / "results.csv")
+    tables.write_csv(grid.runs, out / "results.csv", scaling.efficiency_of(grid))
     agreeing = agreement.groups(grid)
     if agreeing:
         agreement.write_csv(agreeing, out / "agreement.csv")

@@ -13,7 +13,7 @@ from pathlib import Path
 from hydra.experimental.callback import Callback
 from omegaconf import OmegaConf
 
-from . import conf_dir, results, rundirs, runs, tables
+from . import conf_dir, results, rundirs, runs, scaling, tables
 
 # top-level keys that steer the sweep but are not part of a job's identity
 SWEEP_KEYS = ("redo", "sweep")
@@ -127,9 +127,13 @@ def summarise(sweep_dir: Path):
     if not found:
         print(f"sweep {sweep_dir}: no results", flush=True)
         return
-    text = tables.markdown(runs.Grid(found))
+    grid = runs.Grid(found)
+    text = tables.markdown(grid)
+    scaled = scaling.pairs(grid)  # `-m devices=1,2`: the speed-up beside the table
+    if scaled:
+        text += "\n" + scaling.markdown(scaled)
     (sweep_dir / "summary.md").write_text(text)
-    tables.write_csv(found, sweep_dir / "results.csv")
+    tables.write_csv(found, sweep_dir / "results.csv", scaling.efficiency_of(grid))
     print(f"\n{text}\nsummary: {sweep_dir / 'summary.md'} (charts and baselines: "
           f"python -m bench report {sweep_dir})", flush=True)
 

@@ -7,11 +7,13 @@ from pathlib import Path
 
 from .runs import Grid
 
-TITLES = {"cnn": "CNN", "resnet50": "ResNet-50 s/1000 img", "rnn": "RNN"}  # the 2018 headers
+TITLES = {"cnn": "CNN", "resnet50": "ResNet-50 s/1000 img", "rnn": "RNN",  # the 2018 headers
+          "densenet": "DenseNet-121"}
 FAILED, INVALID, UNSUPPORTED, MISSING = "failed", "invalid", "—", ""
 
-LEGEND = ("Seconds: CNN and RNN, training (every epoch's loop) with test accuracy after the "
-          "dot; ResNet-50, seconds per 1,000 images. Repeated runs: median ± half their range "
+LEGEND = ("Seconds: CNN, RNN and DenseNet-121, training (every epoch's loop) with test "
+          "accuracy (DenseNet-121: mean ROC-AUC) after the dot; ResNet-50, seconds per 1,000 "
+          "images. Repeated runs: median ± half their range "
           "(n runs). failed: the run failed; invalid: its loss became NaN/inf or diverged (no "
           "valid measurement); —: unsupported; blank: not run.")
 
@@ -87,14 +89,15 @@ CSV_FIELDS = ["path", "status", "task", "framework", "display_name", "device", "
               "precision", "preset", "data", "hostname", "tuned", "train_seconds",
               "first_epoch_seconds", "steady_epoch_seconds", "examples_per_second",
               "seconds_per_1000_images", "images_per_second", "achieved_gflops", "utilisation",
-              "host_utilisation", "accuracy", "test_examples", "param_count",
+              "host_utilisation", "devices", "scaling_efficiency", "accuracy", "test_examples",
+              "param_count",
               "framework_versions", "git_commit", "error"]
 STATS = ("train_seconds", "first_epoch_seconds", "steady_epoch_seconds", "examples_per_second",
          "seconds_per_1000_images", "images_per_second", "achieved_gflops", "utilisation",
          "host_utilisation")
 
 
-def csv_row(run):
+def csv_row(run, scaling_efficiency=None):
     r, stats = run.result, run.result.get("stats") or {}
     row = {"path": str(run.path), "status": run.status, "task": run.task,
            "framework": run.framework, "display_name": run.display_name, "device": run.device,
@@ -105,13 +108,16 @@ def csv_row(run):
            "framework_versions": json.dumps((r.get("framework") or {}).get("versions") or {},
                                             sort_keys=True),
            "git_commit": (r.get("host") or {}).get("git_commit"),
+           "devices": r["config"].get("devices", 1), "scaling_efficiency": scaling_efficiency,
            "error": r.get("error") or ""}
     row.update({k: stats.get(k) for k in STATS})
     return {k: "" if v is None else v for k, v in row.items()}
 
 
-def write_csv(runs, path: Path):
+def write_csv(runs, path: Path, scaling_efficiency=None):
+    """`scaling_efficiency`: run path -> its figure (bench.scaling), for N-device runs."""
+    efficiency = scaling_efficiency or {}
     with open(path, "w", newline="") as f:
         writer = csv.DictWriter(f, fieldnames=CSV_FIELDS)
         writer.writeheader()
-        writer.writerows(csv_row(run) for run in runs)
+        writer.writerows(csv_row(run, efficiency.get(str(run.path))) for run in runs)

@@ -28,11 +28,28 @@ def test_two_processes_share_the_cores_and_report_one_learning_run(run_bench):
     assert re.search(r"test mean ROC-AUC 0\.\d+ on 256", run.output), run.output
     run_dir = run.result_paths[0].parent
     assert (run_dir / "worker.log").is_file() and (run_dir / "worker.rank1.log").is_file()
+    ports = r["distributed"]["worker_ports"]  # one per rank, none the rendezvous port
+    assert len(set(ports)) == 2 and r["distributed"]["master_port"] not in ports
+    assert r["distributed"]["launch"] == "processes" and r["distributed"]["processes"] == 2
     rank1 = json.loads((run_dir / "run.rank1.json").read_text())
     assert rank1["devices"] == 2 and rank1["output"].endswith("worker_result.rank1.json")
     # rank 1 trained on the other half of each global batch and did not evaluate
     other = json.loads((run_dir / "worker_result.rank1.json").read_text())
     assert other["distributed"]["rank"] == 1 and "accuracy" not in other
+
+
+def test_one_process_drives_every_device_on_global_batches(run_bench):
+    """data_parallel_launch one_process (Gluon's contexts, MirroredStrategy): one worker, the
+    global batch of both devices per step, no ranks to supervise."""
+    run = run_bench("framework=fake", "devices=2", *SMALL,
+                    "+framework.capabilities.data_parallel_launch.cpu=one_process")
+    assert run.returncode == 0, run.output
+    r = run.result
+    assert r["status"] == "ok" and "ranks" not in r
+    assert r["distributed"] == dict(r["distributed"], world_size=2, processes=1, rank=0,
+                                    launch="one_process")
+    assert r["batches_per_epoch"] == 16 and r["accuracy"] > 0.6  # 512 / (2 x 16)
+    assert not (run.result_paths[0].parent / "worker.rank1.log").exists()
 
 
 def test_one_device_is_the_plain_run(run_bench):
@@ -71,6 +88,10 @@ def test_the_axis_is_densenet_s_and_needs_a_declared_idiom(run_bench):
                            "~framework.capabilities.data_parallel.cpu")
     assert undeclared.result["status"] == "unsupported"
     assert "declares no data-parallel training there" in undeclared.result["error"]
+    unknown_launch = run_bench("framework=fake", "devices=2", *SMALL,
+                               "+framework.capabilities.data_parallel_launch.cpu=carrier_pigeon")
+    assert unknown_launch.returncode == 1
+    assert "choose one of processes, one_process, mpiexec" in unknown_launch.result["error"]
     too_many = run_bench("framework=fake", "devices=64", *SMALL)
     assert too_many.result["status"] == "unsupported"
     assert "devices=64 on device=cpu" in too_many.result["error"]

@@ -244,3 +244,34 @@ def test_frameworks_sharing_a_display_name_keep_rows_of_their_own(tmp_path):
         (tmp_path / f"job{i}" / "result.json").write_text(json.dumps(r))
     grid = runs.Grid(runs.collect([tmp_path]))
     assert grid.rows == ["Same (tensorflow)", "Same (torch)"]
+
+
+def test_scaling_section_pairs_each_n_device_configuration_with_its_one_device_twin(tmp_path):
+    """devices=N against devices=1 of the same configuration: speed-up and efficiency from
+    the runs' throughputs (medians over repeats); a twin differing in anything else (here
+    the batch size) is no pair."""
+    specs = [(1, 64, 100.0), (1, 64, 110.0), (2, 64, 150.0), (4, 64, 200.0), (2, 32, 90.0)]
+    for i, (devices, batch, examples_per_second) in enumerate(specs):
+        r = make_result("torch", "densenet", 1000.0 / examples_per_second, 0.7, device="cpu",
+                        seed=i)
+        r["config"]["devices"] = devices
+        r["config"]["task"]["batch_size"] = batch
+        r["stats"]["examples_per_second"] = examples_per_second
+        (tmp_path / f"job{i}").mkdir()
+        (tmp_path / f"job{i}" / "result.json").write_text(json.dumps(r))
+    out = tmp_path / "report"
+    assert report.main([str(tmp_path), "--out", str(out), "--no-charts"]) == 0
+    text = (out / "report.md").read_text()
+    section = text[text.index("Data-parallel scaling"):]
+    rows = {(r["devices"], r["speed-up"]): r for r in parse_table(section).values()}
+    single = 105.0  # the median of the one-device repeats
+    assert rows[("2", f"{150 / single:.2f}x")]["scaling efficiency"] == \
+        f"{100 * 150 / single / 2:.1f} %"
+    assert rows[("4", f"{200 / single:.2f}x")]["scaling efficiency"] == \
+        f"{100 * 200 / single / 4:.1f} %"
+    assert len(rows) == 2  # the batch-32 run has no one-device twin
+    with open(out / "results.csv") as f:
+        efficiency = {(row["devices"], row["examples_per_second"]): row["scaling_efficiency"]
+                      for row in csv.DictReader(f)}
+    assert float(efficiency[("2", "150.0")]) == pytest.approx(150 / single / 2)
+    assert efficiency[("1", "100.0")] == "" and efficiency[("2", "90.0")] == ""
