@@ -7,6 +7,8 @@ bench_mxnet imports mxnet earlier: the task modules, which do, are imported afte
 import os
 import sys
 
+from bench_shared import distributed
+
 try:
     from importlib import metadata
 except ImportError:  # Python < 3.8
@@ -49,7 +51,12 @@ def configure(run, options, amp_init=True):
             "run %s in a fresh process" % (_state["environment"] or "its own defaults", wanted))
     import mxnet as mx
 
-    devices = int(run.get("devices", 1))
+    proc = distributed.process(run)
+    if proc["processes"] != 1:
+        raise ValueError("bench_mxnet drives a run's %d devices from one process (MXNet's "
+                         "contexts), but this run was launched as %s: declare "
+                         "data_parallel_launch one_process" % (proc["world_size"], proc["launch"]))
+    devices = proc["world_size"]
     if run["device"]["name"] == "gpu":
         if mx.context.num_gpus() == 0:
             raise NotImplementedError(

@@ -1,8 +1,8 @@
 """MXNet's data parallelism in one process (task densenet, devices=2 on this CPU's cpu(0) and
 cpu(1)): two training steps over two contexts on one global batch against the NumPy reference
-of data-parallel training (each context's half of the global batch with its own batch statistics, the gradients
-averaged, Adam at twice the learning rate), the contexts' weights identical afterwards, and
-context 0's batch-norm statistics the model's."""
+of data-parallel training (each context's half of the batch with its own batch statistics, the
+gradients averaged, Adam at twice the learning rate), the contexts' weights identical
+afterwards, and context 0's batch-norm statistics the model's."""
 import functools
 import importlib
 

@@ -33,7 +33,8 @@ class DenseLayer(nn.HybridBlock):
     def __init__(self, cin, **kwargs):
         super(DenseLayer, self).__init__(**kwargs)
         with self.name_scope():
-            self.bn1, self.conv1 = bn(cin, "bn1_"), conv(cin, D.bottleneck_width, 1, prefix="conv1_")
+            self.bn1 = bn(cin, "bn1_")
+            self.conv1 = conv(cin, D.bottleneck_width, 1, prefix="conv1_")
             self.bn2 = bn(D.bottleneck_width, "bn2_")
             self.conv2 = conv(D.bottleneck_width, D.growth_rate, 3, prefix="conv2_")
 
