@@ -124,30 +124,43 @@ def _rank_file(run_dir, stem, rank, suffix):
     return run_dir / (f"{stem}{suffix}" if rank == 0 else f"{stem}.rank{rank}{suffix}")
 
 
-def run_data_parallel(python, run, run_dir: Path, timeout_s, env, devices, cpus=None):
+def run_data_parallel(python, run, run_dir: Path, timeout_s, env, devices, cpus=None,
+                      layout=None):
     """N workers as one run: each with RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT
     (torchrun's variables), BENCH_WORKER_PORTS (a port for each rank, for frameworks whose
     every rank listens) and, on a CPU, pinned to its share of `cpus`; rank 0's output on
     the console (and worker.log), every other rank's in worker.rank<r>.log. Returns rank 0's
-    raw result with `ranks`: each rank's exit code, status, error and CPUs."""
+    raw result with `ranks`: each rank's exit code, status, error and CPUs.
+
+    `layout` (bench.slurm.node_layout, a multi-node Slurm step): this node starts only its
+    ranks (rank_offset on), meeting at the layout's address and port; its first rank's raw
+    result comes back."""
     run_dir = Path(run_dir).absolute()
     run_dir.mkdir(parents=True, exist_ok=True)
-    shares = cpu_shares(cpus, devices) if cpus else [None] * devices
-    port, *worker_ports = free_ports(devices + 1)
+    local = layout["local_devices"] if layout else devices
+    shares = cpu_shares(cpus, local) if cpus else [None] * local
+    if layout:
+        addr, port, worker_ports = (layout["master_addr"], layout["master_port"],
+                                    layout["worker_ports"])
+    else:
+        addr, (port, *worker_ports) = "127.0.0.1", free_ports(devices + 1)
+    offset = layout["rank_offset"] if layout else 0
     procs, tails, pumps, logs, outputs = [], [], [], [], []
     view = ProgressView()
     try:
-        for rank in range(devices):
+        for index in range(local):
+            rank = offset + index
+            local_rank = index + (layout["local_rank_offset"] if layout else 0)
             output = _rank_file(run_dir, "worker_result", rank, ".json")
             run_file = _rank_file(run_dir, "run", rank, ".json")
             run_file.write_text(json.dumps(dict(run, output=str(output),
                                                 orchestrator_pid=os.getpid()),
                                            indent=1, sort_keys=True))
             output.unlink(missing_ok=True)
-            rank_env = dict(env, RANK=str(rank), WORLD_SIZE=str(devices), LOCAL_RANK=str(rank),
-                            MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port),
+            rank_env = dict(env, RANK=str(rank), WORLD_SIZE=str(devices),
+                            LOCAL_RANK=str(local_rank), MASTER_ADDR=addr, MASTER_PORT=str(port),
                             BENCH_WORKER_PORTS=",".join(map(str, worker_ports)))
-            share = shares[rank]
+            share = shares[index]
             log = open(_rank_file(run_dir, "worker", rank, ".log"), "w")
             tail = collections.deque(maxlen=TAIL_LINES)
             proc = subprocess.Popen(
@@ -155,9 +168,9 @@ def run_data_parallel(python, run, run_dir: Path, timeout_s, env, devices, cpus=
                 stderr=subprocess.PIPE, text=True, env=rank_env, cwd=run_dir,
                 start_new_session=True, bufsize=1,
                 preexec_fn=(lambda share=share: os.sched_setaffinity(0, share)) if share else None)
-            echo = [sys.stdout, log] if rank == 0 else [log]
-            errors = [sys.stderr, log] if rank == 0 else [log]
-            for stream, sinks, v in ((proc.stdout, echo, view if rank == 0 else None),
+            echo = [sys.stdout, log] if index == 0 else [log]
+            errors = [sys.stderr, log] if index == 0 else [log]
+            for stream, sinks, v in ((proc.stdout, echo, view if index == 0 else None),
                                      (proc.stderr, errors, None)):
                 pump = threading.Thread(target=_pump, args=(stream, sinks, tail, v), daemon=True)
                 pump.start()
@@ -179,7 +192,8 @@ def run_data_parallel(python, run, run_dir: Path, timeout_s, env, devices, cpus=
         for log in logs:
             log.close()
     ranks, raws = [], []
-    for rank, (proc, output) in enumerate(zip(procs, outputs)):
+    for index, (proc, output) in enumerate(zip(procs, outputs)):
+        rank = offset + index
         raw = None
         if output.is_file():
             try:
@@ -188,7 +202,7 @@ def run_data_parallel(python, run, run_dir: Path, timeout_s, env, devices, cpus=
                 raw = None
         raws.append(raw)
         entry = {"rank": rank, "exit_code": proc.returncode, "pid": proc.pid,
-                 "status": (raw or {}).get("status", "failed"), "cpus": shares[rank]}
+                 "status": (raw or {}).get("status", "failed"), "cpus": shares[index]}
         if raw and raw.get("error"):
             entry["error"] = raw["error"]
         ranks.append(entry)
@@ -196,7 +210,8 @@ def run_data_parallel(python, run, run_dir: Path, timeout_s, env, devices, cpus=
     raw = raws[0] if raws and raws[0] is not None and not interrupted_run else None
     cause = next((r for r in ranks if r["status"] != "ok" and r.get("error")), None)
     if raw is None and reason is None:
-        reason = f"rank 0 exited with status {procs[0].returncode} without writing a result"
+        reason = (f"rank {offset} exited with status {procs[0].returncode} without writing a "
+                  "result")
     if reason and cause:  # the failing rank's own words
         reason += f" (rank {cause['rank']}: {cause['error']})"
     if raw is None:
