@@ -145,7 +145,9 @@ FRAMEWORKS = {
         # build (whose setuptools pip >= 25.3 no longer constrains), so any pip works (the
         # README's plain install does the same); `import chainer` needs numpy.distutils.
         "build_requires": ["setuptools<70", "wheel"],
-        "requires": ["numpy==1.23.5", "setuptools<70", "chainer==7.8.1"],
+        # mpi4py: ChainerMN's MPI transport for the data-parallel DenseNet (devices=N under
+        # mpiexec); its wheel loads the MPI library (Open MPI: libopenmpi3) at run time
+        "requires": ["numpy==1.23.5", "setuptools<70", "chainer==7.8.1", "mpi4py==4.1.2"],
     },
     "paddle": {
         "frameworks": ["paddle"],

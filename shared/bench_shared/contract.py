@@ -42,7 +42,9 @@ run.json, the worker's input (``make_run`` builds one without the orchestrator, 
                 initialisers with the framework's own generator) or "neutral" (the worker
                 loads bench_shared.weights.initial_weights(task, seed), drawn by NumPy, into
                 the model through the weight protocol right after build_model; timed apart as
-                timings["init"]). Dropout masks stay each framework's own in both modes.
+                timings["init"]) or "file" (the same, from the .npz in run["init_file"]:
+                bench_shared.weights.starting_weights). Dropout masks stay each framework's
+                own in every mode.
     framework   {name, package, options, option_choices, capabilities}
     data        {arrays: name -> .npy path, limits: train/test/images -> example count}
     devices     data-parallel devices of this run (task densenet; 1 elsewhere). With N > 1
@@ -51,6 +53,7 @@ run.json, the worker's input (``make_run`` builds one without the orchestrator, 
                 LOCAL_RANK, MASTER_ADDR, MASTER_PORT, BENCH_WORKER_PORTS), N workers from
                 mpiexec, or one worker driving N devices; bench_shared.distributed says which
                 this worker is, and the package joins them in setup()
+    cpus        (mpiexec's ranks on a CPU) the CPUs this worker pins itself to at its start
     mode        "benchmark" (default), "verify" (with ``verify``: weights, inputs, outputs,
                 train_steps, train_batch_size) or "peak" (after setup, only the package's
                 peak_flops at the run's precision); output: where the worker writes its result
@@ -66,7 +69,9 @@ OPTIONAL = ("peak_flops", "native_layout")
 # result.json's status: "invalid" is a run that finished but whose numbers cannot be trusted
 STATUSES = ("ok", "failed", "unsupported", "invalid")
 RUN_FIELDS = ("task", "seed", "precision", "device", "framework", "data", "init", "devices")
-INITS = ("native", "neutral")  # run["init"]: where the initial weights come from
+# run["init"]: where the initial weights come from; "file": run["init_file"], an .npz in the
+# neutral layout (e.g. ImageNet weights converted to it), loaded like "neutral"'s
+INITS = ("native", "neutral", "file")
 
 
 def task_config(name):
@@ -220,6 +225,8 @@ def check_run(run):
         raise ValueError(problem)
     if run["init"] not in INITS:
         raise ValueError("run.json's init is %r; known: %s" % (run["init"], ", ".join(INITS)))
+    if run["init"] == "file" and not run.get("init_file"):
+        raise ValueError("init=file needs run.json's init_file: the .npz to start from")
 
 
 def weight_protocol_missing(package, task_module):

@@ -228,6 +228,42 @@ def check(task, params):
                              % (task, name, tuple(params[name].shape), tuple(shape)))
 
 
+# what a starting-weights file (init=file) may leave out, to be drawn with SPEC's initialisers:
+# the task's output layer (weights converted from ImageNet have another head, or none)
+HEADS = {"cnn": "dense2.", "rnn": "dense.", "densenet": "classifier."}
+
+
+def starting_weights(path, task, seed):
+    """init=file: (params, names drawn) from an .npz in the neutral layout (names and shapes
+    of layout(task)); a missing output head (HEADS) is drawn as initial_weights(task, seed)
+    draws it. Anything else missing, unknown or misshapen is a ValueError naming it."""
+    with np.load(path, allow_pickle=False) as data:
+        given = collections.OrderedDict((name, data[name]) for name in data.files)
+    expected = layout(task)
+    extra = [name for name in given if name not in expected]
+    if extra:
+        raise ValueError("%s: %d weights are not in %s's neutral layout, e.g. %s (see "
+                         "bench_shared.weights.layout)" % (path, len(extra), task, extra[:3]))
+    head = HEADS.get(task)
+    missing = [name for name in expected if name not in given]
+    lacking = [name for name in missing if not (head and name.startswith(head))]
+    if lacking:
+        raise ValueError("%s lacks %d of %s's weights, e.g. %s; only the output layer (%s*) may "
+                         "be left out, to be drawn" % (path, len(lacking), task, lacking[:3],
+                                                      head or "none for %s" % task))
+    for name, value in given.items():
+        if tuple(value.shape) != tuple(expected[name]):
+            raise ValueError("%s: %s has shape %s, %s expects %s%s" % (
+                path, name, tuple(value.shape), task, tuple(expected[name]),
+                " (another head: leave %s* out to have it drawn)" % head
+                if head and name.startswith(head) else ""))
+    drawn = initial_weights(task, seed) if missing else {}
+    params = collections.OrderedDict((name, given[name] if name in given else drawn[name])
+                                     for name in expected)
+    check(task, params)
+    return params, missing
+
+
 def save(path, task, params):
     check(task, params)
     np.savez(path, **{name: np.asarray(value, np.float32) for name, value in params.items()})

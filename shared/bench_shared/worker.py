@@ -56,20 +56,26 @@ def native(task, x):
 def initialise(run, fw, task, model, stopwatch, result):
     """init=neutral: SPEC's initial weights drawn by NumPy with the run's seed, loaded through
     the weight protocol in place of the framework's own draw; drawing and loading are timed
-    together as timings["init"], apart from "build". init=native: nothing to do."""
+    together as timings["init"], apart from "build". init=file: the same from run["init_file"]
+    (a missing output layer drawn as neutral's). init=native: nothing to do."""
     mode = run["init"]
     result["init"] = mode
-    if mode != "neutral":
+    if mode == "native":
         return
     missing = contract.weight_protocol_missing(fw, task)
     if missing:
-        raise ValueError("init=neutral loads the neutral initial weights through the weight "
-                         "protocol, which %s lacks (%s); run it with init=native, or give the "
-                         "package slots() and tensors() (bench_shared.slots)"
-                         % (run["framework"]["name"], ", ".join(missing)))
+        raise ValueError("init=%s loads weights through the weight protocol, which %s lacks "
+                         "(%s); run it with init=native, or give the package slots() and "
+                         "tensors() (bench_shared.slots)"
+                         % (mode, run["framework"]["name"], ", ".join(missing)))
     name = run["task"]["name"]
     with stopwatch.region("init"):
-        slots.load_into(fw, task, name, model, weights.initial_weights(name, run["seed"]))
+        if mode == "file":
+            params, drawn = weights.starting_weights(run["init_file"], name, run["seed"])
+            result["init_file"] = {"path": run["init_file"], "drawn": drawn}
+        else:
+            params = weights.initial_weights(name, run["seed"])
+        slots.load_into(fw, task, name, model, params)
 
 
 def image_transforms(cfg, seed, rank):
@@ -267,6 +273,13 @@ def write_json_atomic(path, obj):
     os.replace(tmp, path)
 
 
+def pin(run):
+    """A data-parallel rank that mpiexec started pins itself to its share of the cores (run.json
+    `cpus`, from the orchestrator), before any framework sizes its thread pools by it."""
+    if run.get("cpus") and hasattr(os, "sched_setaffinity"):
+        os.sched_setaffinity(0, run["cpus"])
+
+
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
     if len(argv) != 1:
@@ -275,6 +288,7 @@ def main(argv=None):
     with open(argv[0]) as f:
         run = json.load(f)
     lifeline.die_with(run.get("orchestrator_pid"))
+    pin(run)
     result, code = execute(run)
     write_json_atomic(run["output"], result)
     return code

@@ -168,7 +168,7 @@ def write_probe(root, with_slots=True):
             f.write(text)
 
 
-def run_worker(tmp_path, init, with_slots=True, seed=4):
+def run_worker(tmp_path, init, with_slots=True, seed=4, init_file=None):
     write_probe(tmp_path, with_slots)
     arrays = {"train_x": np.zeros((128, spec.RNN.seq_len), np.int32),
               "train_y": np.zeros(128, np.int64),
@@ -183,6 +183,8 @@ def run_worker(tmp_path, init, with_slots=True, seed=4):
     run = contract.make_run(declared, "rnn", seed=seed, init=init, epochs=1,
                             data={"arrays": paths, "limits": {}})
     run["output"] = os.path.join(str(tmp_path), "result.json")
+    if init_file:
+        run["init_file"] = init_file
     with open(os.path.join(str(tmp_path), "run.json"), "w") as f:
         json.dump(run, f)
     env = dict(os.environ, PROBE_OUT=os.path.join(str(tmp_path), "start.npz"),
@@ -216,6 +218,46 @@ def test_worker_native_init_leaves_the_frameworks_own_weights(tmp_path):
 def test_neutral_init_without_the_weight_protocol_is_a_clear_failure(tmp_path):
     code, result, _ = run_worker(tmp_path, "neutral", with_slots=False)
     assert code == 1 and result["status"] == "failed"
-    assert ("init=neutral loads the neutral initial weights through the weight protocol, "
-            "which probe lacks (bench_probe.rnn.slots); run it with init=native"
-            in result["error"])
+    assert ("init=neutral loads weights through the weight protocol, which probe lacks "
+            "(bench_probe.rnn.slots); run it with init=native" in result["error"])
+
+
+def test_worker_starts_from_a_file_drawing_only_its_missing_head(tmp_path):
+    """init=file: the file's weights (here seed 7's, a seed the run does not have) loaded,
+    the output layer it leaves out drawn with the run's seed (4)."""
+    given = weights.initial_weights("rnn", 7)
+    path = os.path.join(str(tmp_path), "given.npz")
+    np.savez(path, **{k: v for k, v in given.items() if not k.startswith("dense.")})
+    code, result, start = run_worker(tmp_path, "file", seed=4, init_file=path)
+    assert code == 0, result.get("traceback")
+    assert result["init"] == "file" and result["init_file"] == {
+        "path": path, "drawn": ["dense.weight", "dense.bias"]}
+    own = weights.initial_weights("rnn", 4)
+    with np.load(start) as loaded:
+        for name in given:
+            expected = own[name] if name.startswith("dense.") else given[name]
+            np.testing.assert_array_equal(loaded[name], expected)
+
+
+def test_starting_weights_from_a_file_draw_only_a_missing_head(tmp_path):
+    """init=file: a file without the output layer (weights converted from ImageNet) gets it
+    drawn as init=neutral draws it; anything else must match the layout."""
+    full = weights.initial_weights("densenet", 3)
+    features = {k: v for k, v in full.items() if not k.startswith("classifier.")}
+    np.savez(tmp_path / "features.npz", **features)
+    params, drawn = weights.starting_weights(str(tmp_path / "features.npz"), "densenet", 3)
+    assert drawn == ["classifier.weight", "classifier.bias"]
+    assert all(np.array_equal(params[k], full[k]) for k in full)
+    imagenet_head = dict(features, **{"classifier.weight": np.zeros((1024, 1000)),
+                                      "classifier.bias": np.zeros(1000)})
+    np.savez(tmp_path / "imagenet.npz", **imagenet_head)
+    with pytest.raises(ValueError, match=r"classifier.weight has shape \(1024, 1000\).*leave "
+                                         r"classifier\.\* out"):
+        weights.starting_weights(str(tmp_path / "imagenet.npz"), "densenet", 3)
+    no_stem = {k: v for k, v in features.items() if not k.startswith("stem.")}
+    np.savez(tmp_path / "no_stem.npz", **no_stem)
+    with pytest.raises(ValueError, match="lacks .* only the output layer"):
+        weights.starting_weights(str(tmp_path / "no_stem.npz"), "densenet", 3)
+    np.savez(tmp_path / "other.npz", **dict(features, **{"fc.weight": np.zeros(3)}))
+    with pytest.raises(ValueError, match="not in densenet's neutral layout.*fc.weight"):
+        weights.starting_weights(str(tmp_path / "other.npz"), "densenet", 3)

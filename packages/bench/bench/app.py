@@ -19,6 +19,7 @@ from . import (
     project_dir,
     results,
     sizes,
+    slurm,
     sysinfo,
 )
 from .config import Config
@@ -46,7 +47,20 @@ def worker_run(cfg: Config, prepared):
                             data={"arrays": prepared["arrays"], "limits": prepared["limits"]})
     run["task"], run["device"] = effective_task(cfg), dataclasses.asdict(cfg.device)
     run["devices"] = cfg.devices
+    if cfg.init.name == "file":
+        run["init_file"] = init_file(cfg)
     return run
+
+
+def init_file(cfg: Config):
+    """init=file's .npz, absolute (the worker starts elsewhere), or a ConfigError saying why."""
+    if not cfg.init.path:
+        raise ConfigError("init=file starts from an .npz in the neutral weight layout: give "
+                          "init.path=/path/to/weights.npz (see the README's init=file)")
+    path = Path(cfg.init.path).expanduser().absolute()
+    if not path.is_file():
+        raise ConfigError(f"init.path={cfg.init.path}: no such file")
+    return str(path)
 
 
 def library_path(cfg: Config, python):
@@ -73,6 +87,7 @@ def run_benchmark(cfg: Config, config_dict, run_dir: Path, overrides=None):
     Whatever goes wrong here (a bad value, an unwritable directory, a full disk, a bug), the
     run leaves a result.json saying `failed` and why, where the disk allows."""
     run_dir = Path(run_dir).absolute()
+    name = slurm.result_name(cfg.devices)  # result.node<k>.json: node k of a multi-node run
     result = {"config": config_dict, "status": "failed", "bench_version": __version__,
               "orchestrator": {"python": sys.version.split()[0],
                                "executable": sys.executable,
@@ -88,13 +103,13 @@ def run_benchmark(cfg: Config, config_dict, run_dir: Path, overrides=None):
         if "exit_code" not in result:  # interrupted here, not while the worker ran
             what = "SIGTERM" if isinstance(exc, Terminated) else "Ctrl-C"
             result.update(status="failed", error=f"interrupted ({what}) before the worker ran")
-        _finish(result, run_dir)
+        _finish(result, run_dir, name)
         raise
     except Exception as exc:  # an orchestrator bug or an OS error is this run's result
         result["status"] = "failed"
         result["error"] = f"orchestrator error: {type(exc).__name__}: {exc}"
         result["traceback"] = traceback.format_exc()
-    return _finish(result, run_dir)
+    return _finish(result, run_dir, name)
 
 
 def _run(cfg, run_dir, result):
@@ -110,7 +125,10 @@ def _run(cfg, run_dir, result):
     if no_profile:
         raise no_profile
     sizes.check(cfg)
-    capabilities.check(cfg)
+    layout = slurm.node_layout(cfg.devices)  # a multi-node Slurm step: this node's ranks
+    capabilities.check(cfg, layout)
+    if cfg.init.name == "file":
+        init_file(cfg)  # before preparing data that may take long
     python, found_by = environments.find_python(cfg.framework)
     result["worker"] = {"python": python, "found_by": found_by,
                         "library_path": library_path(cfg, python)}
@@ -119,7 +137,14 @@ def _run(cfg, run_dir, result):
     result["data"] = prepared
     sizes.check_batches(cfg, prepared)
     run = worker_run(cfg, prepared)
-    raw = start_workers(cfg, python, run, run_dir, env)
+    raw = start_workers(cfg, python, run, run_dir, env, layout)
+    if layout:
+        result["node"] = {k: layout[k] for k in ("node", "nodes", "master_addr", "master_port")}
+    if layout and layout["node"] > 0:
+        _finish_node(result, raw, run_dir)
+        if raw.get("interrupted"):
+            raise Terminated() if raw["interrupted"] == "SIGTERM" else KeyboardInterrupt()
+        return result
     result.update(raw)
     result["effective_task"] = run["task"]
     invalid = results.invalid_reason(raw, run["task"])
@@ -135,31 +160,50 @@ def _run(cfg, run_dir, result):
     return _finish(result, run_dir)
 
 
-def start_workers(cfg: Config, python, run, run_dir, env):
+def start_workers(cfg: Config, python, run, run_dir, env, layout=None):
     """The worker(s) of a run, started as the framework declares for `devices` > 1
-    (contract.LAUNCHES); rank 0's raw result."""
+    (contract.LAUNCHES); rank 0's raw result (with `layout`, a multi-node Slurm step: this
+    node's first rank's)."""
     how = contract.data_parallel_launch(dataclasses.asdict(cfg.framework.capabilities),
                                         cfg.device.name)
+    if layout and how != "processes":
+        raise UnsupportedError(f"devices={cfg.devices} across {layout['nodes']} Slurm tasks: "
+                               f"framework={cfg.framework.name} starts its devices with "
+                               f"{how}, and only `processes` (torchrun's way) spans nodes here")
     if cfg.devices == 1 or how == "one_process":  # one worker (driving every device)
         return launch.run_worker(python, run, run_dir, cfg.preset.timeout_s, env)
     cpus = sysinfo.usable_cpus() if cfg.device.name == "cpu" else None  # a share per rank
     if how == "processes":
         return launch.run_data_parallel(python, run, run_dir, cfg.preset.timeout_s, env,
-                                        cfg.devices, cpus)
-    raise UnsupportedError(f"devices={cfg.devices} with data_parallel_launch {how}: not "
-                           "implemented yet")  # mpiexec: issue 15, in progress
+                                        cfg.devices, cpus, layout)
+    return launch.run_mpiexec(python, run, run_dir, cfg.preset.timeout_s, env, cfg.devices,
+                              cpus)
 
 
-def _finish(result, run_dir):
+def _finish_node(result, raw, run_dir):
+    """Node k > 0 of a multi-node run: its ranks' exits, no statistics (rank 0 measures)."""
+    node = result["node"]
+    result.update(status="ok" if raw["status"] == "ok" else "failed", ranks=raw["ranks"],
+                  exit_code=raw.get("exit_code"))
+    if raw.get("error"):
+        result["error"] = raw["error"]
+    first, last = raw["ranks"][0]["rank"], raw["ranks"][-1]["rank"]
+    print(f"node {node['node']} of {node['nodes']}: ranks {first}..{last} {result['status']}"
+          + (f": {result['error']}" if result.get("error") else ""), flush=True)
+    return _finish(result, run_dir, slurm.result_name(int(result["config"]["devices"])),
+                   summary=False)
+
+
+def _finish(result, run_dir, name="result.json", summary=True):
     try:
-        results.write(run_dir / "result.json", result)
+        results.write(run_dir / name, result)
         written = True
     except OSError as exc:  # a full disk or a lost directory: say so, the run is still over
-        result.setdefault("error", f"result.json could not be written: {exc}")
-        print(f"bench: could not write {run_dir / 'result.json'}: {exc}", file=sys.stderr,
-              flush=True)
+        result.setdefault("error", f"{name} could not be written: {exc}")
+        print(f"bench: could not write {run_dir / name}: {exc}", file=sys.stderr, flush=True)
         written = False
-    print(results.summary_line(result), flush=True)
+    if summary:
+        print(results.summary_line(result), flush=True)
     if written:
-        print(f"result: {run_dir / 'result.json'}", flush=True)
+        print(f"result: {run_dir / name}", flush=True)
     return result

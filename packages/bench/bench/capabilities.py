@@ -25,10 +25,12 @@ def declared(framework: str) -> dict[str, Any]:
     return data
 
 
-def check(cfg: Config) -> None:
+def check(cfg: Config, layout=None) -> None:
     """The declaration (conf/framework/<fw>.yaml) against the run: the same rule the worker
     applies before the package's setup (bench_shared.contract), plus what only this machine
-    can tell (is there a GPU?)."""
+    can tell (is there a GPU?) for the devices it starts (`layout`: a multi-node Slurm step's
+    share, bench.slurm)."""
+    local = layout["local_devices"] if layout else cfg.devices
     fw, device = cfg.framework, cfg.device.name
     reason = contract.unsupported(dataclasses.asdict(fw.capabilities), fw.name, cfg.task.name,
                                   device, cfg.precision.name)
@@ -46,12 +48,12 @@ def check(cfg: Config) -> None:
         if not gpus:
             raise UnsupportedError("device=gpu: no NVIDIA GPU found on this machine "
                                    "(nvidia-smi is missing or lists none); use device=cpu")
-        last = cfg.device.index + cfg.devices - 1  # devices=N takes N GPUs from the index on
+        last = cfg.device.index + local - 1  # devices=N takes N GPUs from the index on
         if last >= len(gpus):
-            raise UnsupportedError(f"device.index={cfg.device.index} with devices={cfg.devices}"
+            raise UnsupportedError(f"device.index={cfg.device.index} with {local} devices"
                                    f": this machine has {len(gpus)} GPU(s), indices 0.."
                                    f"{len(gpus) - 1}")
-    elif cfg.devices > len(sysinfo.usable_cpus()):
-        raise UnsupportedError(f"devices={cfg.devices} on device=cpu: one process per share of "
+    elif local > len(sysinfo.usable_cpus()):
+        raise UnsupportedError(f"devices={local} on device=cpu: one process per share of "
                                f"the cores, and this process may use {len(sysinfo.usable_cpus())}"
                                f" CPU(s)")

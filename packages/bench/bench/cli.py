@@ -13,7 +13,7 @@ from hydra.core.hydra_config import HydraConfig
 from hydra.types import RunMode
 from omegaconf import DictConfig, OmegaConf
 
-from . import app, conf_dir, rundirs, sweep  # noqa: F401 (rundirs: its resolver)
+from . import app, conf_dir, rundirs, slurm, sweep  # noqa: F401 (rundirs: its resolver)
 from .config import register
 from .errors import Terminated
 
@@ -25,7 +25,8 @@ def _job(cfg: DictConfig) -> str:
     hydra_cfg = HydraConfig.get()
     run_dir = Path(hydra_cfg.runtime.output_dir)
     config = OmegaConf.to_container(cfg, resolve=True)
-    if hydra_cfg.mode == RunMode.RUN and not rundirs.first_run_in(run_dir):
+    if hydra_cfg.mode == RunMode.RUN and not slurm.secondary_task(cfg.devices) and \
+            not rundirs.first_run_in(run_dir):
         print(f"bench: {run_dir} already holds another run; a run never reuses a directory "
               f"(choose another hydra.run.dir)", file=sys.stderr, flush=True)
         _statuses.append("failed")

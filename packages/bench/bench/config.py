@@ -164,8 +164,9 @@ class PrecisionConfig:
 
 @dataclass
 class InitConfig:
-    name: str = MISSING  # native (the framework draws) or neutral (NumPy draws, all load)
+    name: str = MISSING  # native (the framework draws), neutral (NumPy draws, all load), file
     description: str = ""
+    path: Optional[str] = None  # init=file: the .npz in the neutral layout to start from
 
 
 @dataclass

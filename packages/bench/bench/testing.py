@@ -31,6 +31,46 @@ def run_cli(args, cwd, cache_dir, timeout=900):
     return proc.returncode, proc.stdout + proc.stderr, result
 
 
+def free_slurm_job_id():
+    """A job ID whose rendezvous port (bench.slurm) nobody listens on now."""
+    import random
+    import socket
+
+    from .slurm import PORT_BASE, PORT_SPAN
+
+    for _ in range(100):
+        job_id = random.randrange(PORT_SPAN)
+        with socket.socket() as sock:
+            try:
+                sock.bind(("127.0.0.1", PORT_BASE + job_id))
+            except OSError:
+                continue
+        return job_id
+    raise RuntimeError("no free rendezvous port found")
+
+
+def run_cli_as_slurm_tasks(args, cwd, cache_dir, tasks=2, timeout=900, env=None):
+    """`python -m bench *args` as the `tasks` tasks of one Slurm job step on this machine (one
+    "node" each, all named localhost), run at once: [(exit status, output)] per task. `env`:
+    the environment to start from (this process's by default)."""
+    job_id = free_slurm_job_id()
+    procs, logs = [], [Path(cwd) / f"slurm-task{task}.out" for task in range(tasks)]
+    for task, log in enumerate(logs):
+        task_env = dict(env or os.environ, BENCH_CACHE_DIR=str(cache_dir),
+                        SLURM_JOB_ID=str(job_id),
+                        SLURM_NTASKS=str(tasks), SLURM_PROCID=str(task), SLURM_LOCALID="0",
+                        SLURM_NODEID=str(task), SLURM_JOB_NODELIST="localhost")
+        with open(log, "w") as out:  # a file, not a pipe: no task blocks on a full one
+            procs.append(subprocess.Popen([sys.executable, "-m", "bench", *args], cwd=cwd,
+                                          env=task_env, stdout=out, stderr=subprocess.STDOUT))
+    try:
+        codes = [proc.wait(timeout=timeout) for proc in procs]
+    finally:
+        for proc in procs:
+            proc.kill()
+    return [(code, log.read_text()) for code, log in zip(codes, logs)]
+
+
 def loaded_model(framework, task, *overrides):
     """(run, model, neutral params): the framework's task model, dropout off, holding the
     deterministic random neutral weights of the equivalence check. Imports the framework:

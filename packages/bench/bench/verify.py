@@ -30,6 +30,15 @@ OUTPUT_TOLERANCE = {"fp32": 1e-4, "fp16": 1e-2, "bf16": 3e-2}
 # PyTorch bf16: 1e-3); a convention error (momentum, loss reduction, gate order) shows at 1e-2
 # and more within a few steps.
 TRAIN_TOLERANCE = {"fp32": 2e-3, "fp16": 1e-2, "bf16": 1e-2}
+# DenseNet-121 (fp32): 120 batch norms over batches of 16 at 64 x 64 make each step's loss
+# sensitive to rounding: PyTorch after 20 steps 3e-3 at worst, and not growing step by step
+# (per step 6e-7, 9e-5, 3e-4, ... 2.9e-3, 2e-4, ..., 1.5e-3); a convention error (the loss's
+# reduction over the labels, Adam's bias correction) shows at 1e-2 and more
+TASK_TRAIN_TOLERANCE = {("densenet", "fp32"): 6e-3}
+
+
+def train_tolerance(task, precision):
+    return TASK_TRAIN_TOLERANCE.get((task, precision), TRAIN_TOLERANCE[precision])
 TRAIN_BATCH_SIZE = 16
 
 
@@ -123,9 +132,10 @@ def check_one(framework, task, args, refs, out_dir):
         losses = np.array(raw["train_losses"])
         check.train_error = float(np.max(np.abs(losses - expected_losses)
                                          / np.abs(expected_losses)))
-        if not check.train_error <= TRAIN_TOLERANCE[args.precision]:  # NaN fails too
+        tolerance = train_tolerance(task, args.precision)
+        if not check.train_error <= tolerance:  # NaN fails too
             problems.append(f"loss trajectory differs by {check.train_error:.2e} > "
-                            f"{TRAIN_TOLERANCE[args.precision]:g}")
+                            f"{tolerance:g}")
     if problems:
         check.status, check.detail = "FAIL", "; ".join(problems)
     return check
@@ -182,7 +192,8 @@ def main(argv):
     print(f"precision={args.precision} device={args.device}: max relative output error "
           f"(tolerance {OUTPUT_TOLERANCE[args.precision]:g})"
           + (f", {args.steps}-step loss trajectory (tolerance "
-             f"{TRAIN_TOLERANCE[args.precision]:g})" if args.steps else ""))
+             f"{TRAIN_TOLERANCE[args.precision]:g}; densenet "
+             f"{train_tolerance('densenet', args.precision):g})" if args.steps else ""))
     print(matrix(checks, frameworks, tasks))
     (out_dir / "verify.json").write_text(json.dumps(
         [dataclasses.asdict(c) for c in checks], indent=1))

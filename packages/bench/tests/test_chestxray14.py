@@ -1,7 +1,7 @@
 """data=real for task `densenet`: NIH ChestX-ray14 from a directory the user has, on a small
 generated copy in NIH's layout (Data_Entry_2017.csv as NIH writes it, PNGs of several sizes
 and modes spread over images_001/images and images_002/images). The module and real.prepare
-are called directly: `python -m bench prepare` does not know task=densenet yet."""
+are called directly, and once through the CLI (`python -m bench prepare`, then a run)."""
 import csv
 import os
 
@@ -298,6 +298,24 @@ def test_the_setting_arrives_typed_from_the_config():
     assert type(default.data.chestxray14) is config.DirectoryConfig
     assert default.data.chestxray14.directory is None
     assert given.data.chestxray14.directory == "/data/ChestX-ray14"
+
+
+def test_the_cli_prepares_once_then_a_run_trains_on_it(xray, run_bench, tmp_path):
+    """`python -m bench prepare task=densenet data=real ...` as a user types it, then a run
+    (the fake framework) on the prepared split: the test split's 3 patients' images."""
+    directory, listed = xray
+    where = f"data.chestxray14.directory={directory}"
+    prepared = run_bench("prepare", "task=densenet", "data=real", where)
+    assert prepared.returncode == 0, prepared.output
+    assert "prepare densenet data=real: " in prepared.output
+    run = run_bench("framework=fake", "task=densenet", "data=real", where, "preset=smoke",
+                    "task.batch_size=4", "preset.epochs=1", "task.image_size=32")
+    assert run.result["status"] == "ok", run.output
+    # the mean ROC-AUC over the labels both present and absent among the few test images
+    assert run.result["accuracy_metric"] == "mean_roc_auc" and 0 <= run.result["accuracy"] <= 1
+    test_images = sum(1 for patient, _ in listed.values() if patient in expected_split()["test"])
+    assert run.result["test_examples"] == test_images
+    assert run.result["data"]["cache_entry"] in prepared.output
 
 
 # ---- what is refused, and what to do -------------------------------------------------------

@@ -117,7 +117,14 @@ def test_init_is_recorded_and_neutral_needs_the_weight_protocol(run_bench):
     assert neutral.returncode == 1
     r = neutral.result
     assert (r["status"], r["config"]["init"]["name"]) == ("failed", "neutral")
-    assert ("init=neutral loads the neutral initial weights through the weight protocol, which "
-            "fake lacks (bench_fake.tensors, bench_fake.rnn.slots)") in r["error"]
+    assert ("init=neutral loads weights through the weight protocol, which fake lacks "
+            "(bench_fake.tensors, bench_fake.rnn.slots)") in r["error"]
     bad = run_bench(*FAST, "init=random")
     assert bad.returncode != 0 and "init" in bad.output
+
+
+def test_init_file_needs_a_path_to_a_file(run_bench, tmp_path):
+    no_path = run_bench(*FAST, "task=rnn", "init=file")
+    assert no_path.returncode == 1 and "give init.path=" in no_path.result["error"]
+    absent = run_bench(*FAST, "task=rnn", "init=file", f"init.path={tmp_path / 'none.npz'}")
+    assert absent.returncode == 1 and "none.npz: no such file" in absent.result["error"]

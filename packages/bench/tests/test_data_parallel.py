@@ -97,3 +97,54 @@ def test_the_axis_is_densenet_s_and_needs_a_declared_idiom(run_bench):
     assert "devices=64 on device=cpu" in too_many.result["error"]
     zero = run_bench("framework=fake", "devices=0", *SMALL)
     assert zero.returncode == 1 and "devices=0" in zero.result["error"]
+
+
+def test_two_slurm_tasks_run_one_job_each_starting_its_node_s_rank(bench_env, tmp_path):
+    """Two "nodes" (Slurm tasks on localhost) x 1 rank: each orchestrator starts its own
+    rank of the same run in the shared run directory; rank 0's node writes result.json, node
+    1 result.node1.json; both ranks meet at the address and port derived from the job."""
+    from bench import testing
+
+    run_dir = tmp_path / "run"
+    outputs = testing.run_cli_as_slurm_tasks(
+        ["framework=fake", "devices=2", *SMALL, f"hydra.run.dir={run_dir}"], tmp_path,
+        bench_env["BENCH_CACHE_DIR"], env=bench_env)
+    for code, output in outputs:
+        assert code == 0, output
+    first = json.loads((run_dir / "result.json").read_text())
+    second = json.loads((run_dir / "result.node1.json").read_text())
+    assert first["status"] == "ok" and first["accuracy"] > 0.6
+    assert [r["rank"] for r in first["ranks"]] == [0] and [r["rank"] for r in
+                                                           second["ranks"]] == [1]
+    assert first["node"]["nodes"] == 2 and second["node"]["node"] == 1
+    assert first["node"]["master_port"] == second["node"]["master_port"]
+    assert first["distributed"]["master_addr"] == "localhost"
+    assert (run_dir / "worker.log").is_file() and (run_dir / "worker.rank1.log").is_file()
+    assert "node 1 of 2: ranks 1..1 ok" in outputs[1][1]
+
+
+def test_slurm_devices_must_split_evenly_over_the_tasks(bench_env, tmp_path):
+    from bench import testing
+
+    outputs = testing.run_cli_as_slurm_tasks(["framework=fake", "devices=3", *SMALL],
+                                             tmp_path, bench_env["BENCH_CACHE_DIR"],
+                                             env=bench_env)
+    for code, output in outputs:
+        assert code == 1 and "devices must be a multiple of 2" in output, output
+
+
+def test_slurm_node_lists_expand_in_order_and_the_layout_follows_the_task():
+    from bench import slurm
+
+    assert slurm.hostnames("gpu[01-03,07],login1") == ["gpu01", "gpu02", "gpu03", "gpu07",
+                                                        "login1"]
+    env = {"SLURM_NTASKS": "2", "SLURM_PROCID": "1", "SLURM_JOB_ID": "123",
+           "SLURM_JOB_NODELIST": "n[8-9]"}
+    layout = slurm.node_layout(4, env)
+    assert layout == {"node": 1, "nodes": 2, "local_devices": 2, "rank_offset": 2,
+                      "local_rank_offset": 0, "master_addr": "n8",
+                      "master_port": slurm.PORT_BASE + 123,
+                      "worker_ports": [slurm.PORT_BASE + 124 + r for r in range(4)]}
+    assert slurm.result_name(4, env) == "result.node1.json"
+    assert slurm.node_layout(1, env) is None and slurm.result_name(1, env) == "result.json"
+    assert slurm.node_layout(4, {"SLURM_NTASKS": "1"}) is None

@@ -75,16 +75,27 @@ def test_smoke_run_learns_and_reports(run_bench, name, task):
                     "training on a CPU")
 @pytest.mark.parametrize("name", DATA_PARALLEL or ["none"])
 def test_two_processes_train_densenet_as_one_run(run_bench, name):
-    """devices=2 on a CPU: two workers, each on its share of the cores, joined by the
-    framework's own data-parallel idiom, one result that learns."""
+    """devices=2 on a CPU, launched as the framework declares: two workers, each on its share
+    of the cores, or one driving both devices (one_process), joined by the framework's own
+    data-parallel idiom; one result that learns (at the framework's test_overrides sizes, where
+    it declares them: the path runs, learning is not asserted)."""
+    overrides = capabilities.declared(name).get("test_overrides", {}).get("densenet", [])
     code, output, result = run_bench(f"framework={name}", "task=densenet", "devices=2",
-                                     "preset=smoke", *TASK_SIZES["densenet"])
+                                     "preset=smoke", *TASK_SIZES["densenet"], *overrides)
     assert code == 0, output
-    assert result["status"] == "ok" and len(result["ranks"]) == 2
+    assert result["status"] == "ok"
     assert result["param_count"] == spec.TASKS["densenet"].param_count
     assert all(math.isfinite(loss) for loss in result["losses"])
-    assert all(r["status"] == "ok" and r["exit_code"] == 0 for r in result["ranks"])
     assert result["distributed"]["world_size"] == 2
-    shares = [set(r["cpus"]) for r in result["ranks"]]  # each its own, equal share
-    assert len(shares[0]) == len(shares[1]) > 0 and not shares[0] & shares[1]
-    assert result["accuracy"] > FLOORS["densenet"], result["accuracy"]
+    launch = (capabilities.declared(name)["capabilities"].get("data_parallel_launch")
+              or {}).get("cpu", "processes")
+    assert result["distributed"]["launch"] == launch
+    if launch == "one_process":  # one worker drives both devices, on global batches
+        assert "ranks" not in result and result["distributed"]["processes"] == 1
+    else:
+        assert len(result["ranks"]) == 2
+        assert all(r["status"] == "ok" and r["exit_code"] == 0 for r in result["ranks"])
+        shares = [set(r["cpus"]) for r in result["ranks"]]  # each its own, equal share
+        assert len(shares[0]) == len(shares[1]) > 0 and not shares[0] & shares[1]
+    if not overrides:
+        assert result["accuracy"] > FLOORS["densenet"], result["accuracy"]

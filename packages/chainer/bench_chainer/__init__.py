@@ -1,5 +1,5 @@
-"""Chainer for Rosetta Bench: device (NumPy or CuPy), threads, config, sync and the model's
-native tensors."""
+"""Chainer for Rosetta Bench: device (NumPy or CuPy), threads, config, the ChainerMN
+communicator of a data-parallel run, sync and the model's native tensors."""
 import ctypes
 import os
 
@@ -7,6 +7,7 @@ import chainer
 import numpy as np
 from chainer.backends import cuda, intel64
 
+from bench_shared import distributed
 from bench_shared.timing import matmul_flops, peak_rate
 
 from .weights import tensors  # noqa: F401  the model's native tensors (weight protocol)
@@ -19,10 +20,18 @@ from .weights import tensors  # noqa: F401  the model's native tensors (weight p
 DTYPES = {"fp32": np.dtype(np.float32), "fp16": chainer.mixed16}
 
 _device = chainer.get_device("@numpy")
+_communicator = None
 
 
 def device():
     return _device
+
+
+def communicator():
+    """The ChainerMN communicator setup() created for a data-parallel run."""
+    if _communicator is None:
+        raise RuntimeError("no ChainerMN communicator: setup() creates it for devices > 1")
+    return _communicator
 
 
 def sync():
@@ -107,6 +116,7 @@ def setup(run):
     np.random.seed(run["seed"])  # Chainer's initialisers draw from NumPy's global generator
     if _device.xp is not np:
         _device.xp.random.seed(run["seed"])
+    joined = join_mpi(run)
     return {
         "device": str(_device),
         "device_name": (cuda.cupy.cuda.runtime.getDeviceProperties(_device.device.id)["name"]
@@ -118,7 +128,42 @@ def setup(run):
         "use_ideep": chainer.config.use_ideep,
         "dtype": str(chainer.config.dtype),
         "use_cudnn": chainer.config.use_cudnn,
+        "chainermn": joined,
     }
+
+
+# ChainerMN's one CPU communicator: MPI collectives through mpi4py (its GPU ones, e.g.
+# pure_nccl, need CuPy and NCCL: conf/framework/chainer.yaml declares data-parallel on the CPU)
+COMMUNICATOR = "naive"
+
+
+def join_mpi(run):
+    """devices=N: ChainerMN's communicator over the MPI job that mpiexec started (it must see
+    the rank mpiexec gave); None for one device. mpi4py finalises MPI at exit."""
+    global _communicator
+    proc = distributed.process(run)
+    if proc["world_size"] == 1:
+        return None
+    if proc["launch"] != "mpiexec":
+        raise ValueError("ChainerMN runs over MPI: devices=%d needs data_parallel_launch "
+                         "mpiexec (conf/framework/chainer.yaml), not %s"
+                         % (proc["world_size"], proc["launch"]))
+    try:
+        import chainermn
+        from mpi4py import MPI  # noqa: F401  ChainerMN's transport
+    except ImportError as exc:
+        raise ImportError("devices=%d: ChainerMN needs mpi4py and an MPI library (%s): "
+                          "`pip install mpi4py` in this environment (nox -s chainer does) and "
+                          "Open MPI (Debian: apt-get install openmpi-bin)"
+                          % (proc["world_size"], exc)) from exc
+    _communicator = chainermn.create_communicator(COMMUNICATOR)
+    if (_communicator.rank, _communicator.size) != (proc["rank"], proc["processes"]):
+        raise RuntimeError("ChainerMN's communicator is rank %d of %d, but mpiexec started rank "
+                           "%d of %d: is mpi4py built for the MPI of this mpiexec?"
+                           % (_communicator.rank, _communicator.size, proc["rank"],
+                              proc["processes"]))
+    return {"communicator": COMMUNICATOR, "rank": _communicator.rank,
+            "size": _communicator.size}
 
 
 def count_parameters(model):

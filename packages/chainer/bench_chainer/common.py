@@ -9,8 +9,9 @@ from . import device
 class Model(object):
     """A Chain with what it runs with: device, optimiser, compute dtype and loss scaling."""
 
-    def __init__(self, run, net, optimizer=None, image_input=False):
+    def __init__(self, run, net, optimizer=None, image_input=False, loss_fn=None):
         self.device = device()
+        self.loss_fn = loss_fn or F.softmax_cross_entropy
         self.net = net
         self.net.to_device(self.device)
         # under mixed16 the images go in as float16; token indices stay integers
@@ -26,8 +27,8 @@ class Model(object):
         return self.device.send(np.asarray(array, dtype))
 
     def loss(self, x, t):
-        """Softmax fused into the loss (mean over the batch), computed in float32."""
-        self.last_loss = F.softmax_cross_entropy(F.cast(self.net(x), np.float32), t)
+        """By default softmax fused into the loss (mean over the batch), in float32."""
+        self.last_loss = self.loss_fn(F.cast(self.net(x), np.float32), t)
         return self.last_loss
 
 

@@ -22,7 +22,8 @@ from bench_shared import weights as neutral
 
 BATCH_NORM = {"gamma": "gamma", "beta": "beta", "mean": "avg_mean", "var": "avg_var"}
 RUNNING_STATISTICS = ("avg_mean", "avg_var")  # persistent values, not parameters
-TRANSPOSED = {"dense1.weight", "dense2.weight", "dense.weight"}  # (in, out) -> Linear's (out, in)
+# (in, out) -> Linear's (out, in)
+TRANSPOSED = {"dense1.weight", "dense2.weight", "dense.weight", "classifier.weight"}
 GRU_GATES = {"gru.input_weight": 0, "gru.recurrent_weight": 3,  # first w/b index of r, z, n
              "gru.input_bias": 0, "gru.recurrent_bias": 3}
 
@@ -60,7 +61,9 @@ def slots(task):
             keys = ["/gru/0/%s%d" % (kind, GRU_GATES[name] + g) for g in range(3)]
             table[name] = protocol.Slot.split_over(keys, *_per_gate(kind == "w"))
             continue
-        path = _resnet_path(prefix) if task == "resnet50" else "/" + prefix
+        # DenseNet's links are nested Chains named as the neutral prefix: block1.layer0.bn1
+        # is /block1/layer0/bn1
+        path = _resnet_path(prefix) if task == "resnet50" else "/" + prefix.replace(".", "/")
         attr = BATCH_NORM[field] if field in BATCH_NORM else {"weight": "W", "bias": "b"}[field]
         table[name] = protocol.Slot.whole(path + "/" + attr, name in TRANSPOSED)
     return table

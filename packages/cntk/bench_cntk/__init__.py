@@ -1,5 +1,6 @@
-"""CNTK 2.7 for Rosetta Bench: device and thread setup, the device sync and the model's native
-tensors."""
+"""CNTK 2.7 for Rosetta Bench: device and thread setup, joining the MPI job of a data-parallel
+run, the device sync and the model's native tensors."""
+import atexit
 import os
 
 import numpy as np
@@ -10,6 +11,8 @@ except ImportError as exc:  # CNTK 2.7 links OpenMPI 1.10's sonames (libmpi.so.1
     if "libmpi" not in str(exc):
         raise
     C, _IMPORT_ERROR = None, str(exc)  # raised by cntk_module(): mpi_shim must run without it
+
+from bench_shared import distributed  # noqa: E402
 
 from .weights import tensors  # noqa: F401,E402  the model's native tensors (weight protocol)
 
@@ -59,7 +62,30 @@ def setup(run):
         C.cntk_py.set_fixed_random_seed(run["seed"])
     _settings.update(threads=C.cntk_py.get_max_num_cputhreads(), seed=run["seed"])
     return {"device": "cpu", "threads": _settings["threads"],
-            "omp_num_threads": os.environ.get("OMP_NUM_THREADS")}
+            "omp_num_threads": os.environ.get("OMP_NUM_THREADS"), "mpi": join_mpi(run)}
+
+
+def join_mpi(run):
+    """devices=N: this process's place in the MPI job that mpiexec started, as CNTK's
+    communicator (the one its data-parallel learner reduces over) sees it; None for one
+    device. MPI is finalised at exit, after rank 0's evaluation."""
+    proc = distributed.process(run)
+    if proc["world_size"] == 1:
+        return None
+    if proc["launch"] != "mpiexec":
+        raise ValueError("CNTK's data-parallel learner runs over MPI: devices=%d needs "
+                         "data_parallel_launch mpiexec (conf/framework/cntk.yaml), not %s"
+                         % (proc["world_size"], proc["launch"]))
+    communicator = C.train.distributed.Communicator
+    rank, workers = communicator.rank(), communicator.num_workers()
+    if (rank, workers) != (proc["rank"], proc["processes"]):
+        raise RuntimeError("CNTK's MPI communicator is rank %d of %d, but mpiexec started rank "
+                           "%d of %d: is CNTK linked to the MPI of this mpiexec (%s)?"
+                           % (rank, workers, proc["rank"], proc["processes"],
+                              ", ".join(sorted(versions()["mpi_shim"] or {}))))
+    atexit.register(communicator.finalize)
+    return {"communicator": "MPI (data_parallel_distributed_learner)", "rank": rank,
+            "workers": workers}
 
 
 def count_parameters(model):

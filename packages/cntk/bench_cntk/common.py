@@ -19,19 +19,31 @@ class Model(object):
     `feed` turns a batch of the worker's arrays into what the input variable takes.
     """
 
-    def __init__(self, net, x, named, feed=None, learner=None, num_classes=None):
+    def __init__(self, net, x, named, feed=None, learner=None, num_classes=None, loss=None,
+                 labels=None):
         self.net, self.x, self.named = net, x, collections.OrderedDict(named)
         self.feed = feed or (lambda batch: np.ascontiguousarray(batch, np.float32))
         self.trainer = None
         if learner is not None:
             self.num_classes = num_classes
             self.y = C.input_variable(num_classes)
-            # softmax fused into the loss; the Trainer averages it over the minibatch
-            loss = C.cross_entropy_with_softmax(net, self.y)
+            # per example (softmax fused into the loss by default); the Trainer averages it
+            # over the minibatch
+            loss = (loss or C.cross_entropy_with_softmax)(net, self.y)
             self.trainer = C.Trainer(net, (loss, None), [learner(net.parameters)])
+            self.labels = labels or self.one_hot
 
-    def labels(self, y):
+    def one_hot(self, y):
         return np.eye(self.num_classes, dtype=np.float32)[np.asarray(y)]  # dense one-hot
+
+
+def same_padding(kernel, padding):
+    """CNTK's layers pad "same" (pad=True: (kernel - 1) / 2 on each side of an odd kernel)
+    or not at all: SPEC's padding as the flag."""
+    if padding not in (0, (kernel - 1) // 2):
+        raise ValueError("padding %d around a %dx%d window is not CNTK's pad=True"
+                         % (padding, kernel, kernel))
+    return padding > 0
 
 
 def sgd(cfg):

@@ -12,15 +12,6 @@ C = cntk_module()
 L = C.layers
 
 
-def same_padding(kernel, padding):
-    """CNTK's layers pad "same" (pad=True: (kernel - 1) / 2 on each side of an odd kernel)
-    or not at all: SPEC's padding as the flag."""
-    if padding not in (0, (kernel - 1) // 2):
-        raise ValueError("padding %d around a %dx%d window is not CNTK's pad=True"
-                         % (padding, kernel, kernel))
-    return padding > 0
-
-
 def conv_bn(named, prefix, bn_prefix, cout, kernel, stride=1, relu=True, pad=None):
     """Convolution without bias + batch norm (+ ReLU); its tensors go into `named`."""
     pad = kernel > 1 if pad is None else pad
@@ -50,10 +41,10 @@ def build_model(run):
     x = C.input_variable(ResNet50.input_shape)  # CHW: CNTK's native layout
     stem = ResNet50.stem_channels
     y = conv_bn(named, "stem.conv", "stem.bn", stem, ResNet50.stem_kernel, ResNet50.stem_stride,
-                pad=same_padding(ResNet50.stem_kernel, ResNet50.stem_padding))(x)
+                pad=common.same_padding(ResNet50.stem_kernel, ResNet50.stem_padding))(x)
     pool = ResNet50.pool_kernel
     y = L.MaxPooling((pool, pool), strides=ResNet50.pool_stride,
-                     pad=same_padding(pool, ResNet50.pool_padding))(y)
+                     pad=common.same_padding(pool, ResNet50.pool_padding))(y)
     cin = stem
     for s, (blocks, width, cout, stride) in enumerate(ResNet50.stages, 1):
         for b in range(blocks):

@@ -9,6 +9,8 @@ from bench_shared.spec import RNN
 GLOROT_UNIFORM = init.Xavier(rnd_type="uniform", factor_type="avg", magnitude=3)
 EMBEDDING = init.Uniform(RNN.embedding_init_range)  # uniform(-r, r)
 ORTHOGONAL = init.Orthogonal(scale=1.0, rand_type="normal")  # Keras' orthogonal, gain 1
+# He-normal over the fan-in (DenseNet's convolutions): Gaussian draws, std sqrt(2 / fan_in)
+HE_NORMAL = init.Xavier(rnd_type="gaussian", factor_type="in", magnitude=2)
 
 
 class PerGate(init.Initializer):

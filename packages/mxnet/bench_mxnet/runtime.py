@@ -7,6 +7,8 @@ bench_mxnet imports mxnet earlier: the task modules, which do, are imported afte
 import os
 import sys
 
+from bench_shared import distributed
+
 try:
     from importlib import metadata
 except ImportError:  # Python < 3.8
@@ -26,7 +28,7 @@ RECORDED = ("MXNET_MKLDNN_ENABLED", "MXNET_SUBGRAPH_BACKEND", "MXNET_EXEC_BULK_E
             "MXNET_EXEC_BULK_EXEC_INFERENCE", "MXNET_CPU_PRIORITY_NTHREADS", "KMP_AFFINITY")
 AMP_DTYPES = {"fp32": None, "fp16": "float16", "bf16": "bfloat16"}
 
-_state = {"context": None, "precision": "fp32", "environment": None}
+_state = {"context": None, "contexts": None, "precision": "fp32", "environment": None}
 
 
 def engine_environment(options):
@@ -49,15 +51,29 @@ def configure(run, options, amp_init=True):
             "run %s in a fresh process" % (_state["environment"] or "its own defaults", wanted))
     import mxnet as mx
 
+    proc = distributed.process(run)
+    if proc["processes"] != 1:
+        raise ValueError("bench_mxnet drives a run's %d devices from one process (MXNet's "
+                         "contexts), but this run was launched as %s: declare "
+                         "data_parallel_launch one_process" % (proc["world_size"], proc["launch"]))
+    devices = proc["world_size"]
     if run["device"]["name"] == "gpu":
         if mx.context.num_gpus() == 0:
             raise NotImplementedError(
                 "device=gpu is not supported by this mxnet %s build: it sees no CUDA device "
                 "(install mxnet-cu<version>, e.g. BENCH_MXNET_REQUIREMENT=mxnet-cu112==1.9.1)"
                 % mx.__version__)
-        _state["context"] = mx.gpu(run["device"]["index"])
+        first = run["device"]["index"]
+        if first + devices > mx.context.num_gpus():
+            raise ValueError("devices=%d from GPU %d needs %d GPUs; MXNet sees %d"
+                             % (devices, first, first + devices, mx.context.num_gpus()))
+        _state["contexts"] = [mx.gpu(first + i) for i in range(devices)]
     else:
-        _state["context"] = mx.cpu()
+        # devices=N on a CPU: N contexts of one process. MXNet's cpu(0)..cpu(N-1) share the
+        # engine's CPU worker threads and one OpenMP pool: the data-parallel code path runs,
+        # but cannot be faster than one context
+        _state["contexts"] = [mx.cpu(i) for i in range(devices)]
+    _state["context"] = _state["contexts"][0]
     _state["precision"] = run["precision"]
     if AMP_DTYPES[run["precision"]] and amp_init:
         from mxnet.contrib import amp
@@ -67,7 +83,8 @@ def configure(run, options, amp_init=True):
     mx.random.seed(run["seed"])
     features = mx.runtime.Features()
     settings = dict(options)  # as requested, then what was applied
-    settings.update(device=str(_state["context"]), precision=run["precision"],
+    settings.update(device=str(_state["context"]),
+                    contexts=[str(c) for c in _state["contexts"]], precision=run["precision"],
                     amp=AMP_DTYPES[run["precision"]], threads=int(wanted["OMP_NUM_THREADS"]),
                     onednn=features.is_enabled("MKLDNN"),
                     features=sorted(name for name, f in features.items() if f.enabled))
@@ -77,7 +94,19 @@ def configure(run, options, amp_init=True):
 
 
 def context():
+    """The first (or only) context: where inference runs and the model's state is read."""
     return _state["context"]
+
+
+def contexts():
+    """Every context of the run: one per device (devices=N trains data-parallel over them)."""
+    return list(_state["contexts"])
+
+
+def kvstore():
+    """What sums the contexts' gradients: 'device' on GPUs (reduced on the GPUs themselves,
+    peer to peer where it can), 'local' on a CPU (reduced in host memory)."""
+    return "device" if _state["context"].device_type == "gpu" else "local"
 
 
 def precision():

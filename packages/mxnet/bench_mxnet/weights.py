@@ -21,7 +21,7 @@ from bench_shared import weights as neutral
 
 # (in, out) in the neutral format, (out, in) in MXNet
 TRANSPOSED = {"dense1.weight", "dense2.weight", "dense.weight", "gru.input_weight",
-              "gru.recurrent_weight"}
+              "gru.recurrent_weight", "classifier.weight"}
 GRU_PACKED = ("gru.input_weight", "gru.recurrent_weight", "gru.input_bias", "gru.recurrent_bias")
 AUX = {"mean": "moving_mean", "var": "moving_var"}  # batch norm's auxiliary states
 
@@ -34,7 +34,8 @@ def slot(name, key):
 # --- Gluon: one Parameter per neutral tensor, keyed by its name ---
 
 def _read_parameter(parameter):
-    return parameter.data().asnumpy()
+    # the first context's copy: with several (devices=N), the one inference runs on
+    return parameter.data(parameter.list_ctx()[0]).asnumpy()
 
 
 def _write_parameter(parameter, value):

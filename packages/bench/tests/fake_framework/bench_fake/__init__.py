@@ -8,6 +8,7 @@ import time
 
 import numpy as np
 
+from bench_shared import distributed
 from bench_shared.timing import matmul_flops, peak_rate
 
 _options = {}
@@ -16,7 +17,7 @@ _options = {}
 def setup(run):
     _options.update(run["framework"]["options"])
     fault = _options["fault"]
-    if _options["fault_rank"] not in (-1, int(os.environ.get("RANK", 0))):
+    if _options["fault_rank"] not in (-1, distributed.process(run)["rank"]):
         fault = "none"  # another rank's fault
     if fault == "crash":
         sys.stderr.write("fake: about to crash on purpose\n")
@@ -38,7 +39,8 @@ def setup(run):
     return {"lr": _options["lr"], "delay_ms": _options["delay_ms"],
             "skip_training": _options["skip_training"],
             "ld_library_path": os.environ.get("LD_LIBRARY_PATH"),
-            "omp_wait_policy": os.environ.get("OMP_WAIT_POLICY")}
+            "omp_wait_policy": os.environ.get("OMP_WAIT_POLICY"),
+            "cpus": sorted(os.sched_getaffinity(0))}
 
 
 def sync():
