@@ -42,6 +42,7 @@ def make_strategy(run):
     strategy = tf.distribute.MultiWorkerMirroredStrategy(
         communication_options=tf.distribute.experimental.CommunicationOptions(
             implementation=implementation))
-    return strategy, {"strategy": type(strategy).__name__, "rank": proc["rank"],
+    # (its class is CollectiveAllReduceStrategy, the name MultiWorkerMirroredStrategy aliases)
+    return strategy, {"strategy": "MultiWorkerMirroredStrategy", "rank": proc["rank"],
                       "replicas": strategy.num_replicas_in_sync,
                       "collectives": implementation.name, "cluster": config["cluster"]}
