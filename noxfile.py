@@ -59,6 +59,8 @@ def missing_python(version, why):
 #   test_env    environment of the tests; "{venv}" is the environment's directory
 #   also_tests  test folders run by a second pytest in the same environment (a package it
 #               depends on, whose test files share names with its own)
+#   extended    a pytest -k expression of tests too slow for every commit: left out of the
+#               session, run by `nox -s <name>_extended` (not in the default run)
 FRAMEWORKS = {
     "torch": {
         "frameworks": ["torch"],
@@ -83,6 +85,10 @@ FRAMEWORKS = {
                      KERAS],
         "also_tests": ["packages/keras/tests"],  # its own pytest run (same test file names)
         "test_env": {"KERAS_BACKEND": "tensorflow"},
+        # DenseNet-121's training graph takes 40-80 s to trace and optimise per first step:
+        # its training-step checks and Keras' one-device smoke run (4 minutes) run in
+        # `nox -s tensorflow_extended`, not in every commit's run
+        "extended": "densenet and (training_steps or smoke_run_learns_and_reports)",
     },
     # Keras 3 on its other backends: the same package (bench_keras), one environment per
     # backend, so that each backend's pins stand alone and a Keras-on-JAX or -torch worker
@@ -214,11 +220,13 @@ def _editable(paths):
     return [arg for path in paths for arg in ("-e", path)]
 
 
-def framework_session(name, spec):
+def framework_session(name, spec, extended=False):
     needs = spec.get("needs_python")
     missing = needs is not None and spec["python"] is None
 
-    @nox.session(name=name, python=False if missing else spec["python"],
+    # the extended session builds the same environment in .nox/<name>_extended
+    @nox.session(name=f"{name}_extended" if extended else name,
+                 python=False if missing else spec["python"],
                  venv_backend=spec.get("venv_backend"))
     def run(session):
         if missing:
@@ -241,13 +249,19 @@ def framework_session(name, spec):
             env["LD_LIBRARY_PATH"] += os.pathsep + os.environ["LD_LIBRARY_PATH"]
         env["BENCH_TEST_FRAMEWORKS"] = ",".join(spec["frameworks"])  # conformance, in-process
         env["BENCH_E2E_FRAMEWORKS"] = ",".join(e2e_frameworks(spec))  # workers, from `bench`
+        if extended:  # only the slow tests (`nox -s <name>_extended`)
+            session.run("pytest", "--rootdir", ".", *spec.get("pytest_args", []), *tests(spec),
+                        "-k", spec["extended"], *session.posargs, env=env)
+            return
+        selection = ["-k", f"not ({spec['extended']})"] if spec.get("extended") else []
         session.run("pytest", "--rootdir", ".", *spec.get("pytest_args", []), *tests(spec),
-                    *session.posargs, env=env)
+                    *selection, *session.posargs, env=env)
         for folder in spec.get("also_tests", []):
             session.run("pytest", "--rootdir", ".", *spec.get("pytest_args", []), folder,
                         *session.posargs, env=env)
 
-    run.__doc__ = f"The {name} package in its own environment: install and test."
+    run.__doc__ = (f"The {name} package's slow tests (not in the default run)." if extended
+                   else f"The {name} package in its own environment: install and test.")
     return run
 
 
@@ -291,6 +305,8 @@ def e2e_session(name, spec):
 
 for _name, _spec in FRAMEWORKS.items():
     globals()[_name] = framework_session(_name, _spec)
+    if _spec.get("extended"):
+        globals()[f"{_name}_extended"] = framework_session(_name, _spec, extended=True)
     if _spec.get("e2e"):
         globals()[f"{_name}_e2e"] = e2e_session(_name, _spec)
 
