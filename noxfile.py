@@ -5,6 +5,7 @@ running the tests.
 
     nox                           # the whole test suite (what .ci/run runs)
     nox -s torch --install-only   # just build the PyTorch environment
+    nox -s tensorflow_extended    # the tests too slow for every commit (see `extended`)
 """
 import glob
 import os
