@@ -112,7 +112,8 @@ def framework_section(declared):
                              "task_precisions": dict(caps.get("task_precisions") or {}),
                              "data_parallel": dict(caps.get("data_parallel") or {}),
                              "data_parallel_launch": dict(caps.get("data_parallel_launch")
-                                                          or {})}}
+                                                          or {}),
+                             "data_parallel_reason": caps.get("data_parallel_reason") or ""}}
 
 
 def make_run(declared, task, device="cpu", precision="fp32", seed=0, options=None,
@@ -180,11 +181,13 @@ def devices_problem(capabilities, framework, task, device, devices):
                           "axis is task=densenet's" % (devices, task))
     idioms = capabilities.get("data_parallel") or {}
     if device not in idioms:
+        why = capabilities.get("data_parallel_reason")  # e.g. a framework bug, with its link
         return "unsupported", (
             "devices=%d is not supported by framework=%s on device=%s: it declares no "
-            "data-parallel training there%s" % (
+            "data-parallel training there%s%s" % (
                 devices, framework, device,
-                " (it does on: %s)" % ", ".join(sorted(idioms)) if idioms else ""))
+                " (it does on: %s)" % ", ".join(sorted(idioms)) if idioms else "",
+                " (%s)" % why if why else ""))
     launch = data_parallel_launch(capabilities, device)
     if launch not in LAUNCHES:
         return "config", ("framework=%s declares data_parallel_launch %s=%r: choose one of %s"

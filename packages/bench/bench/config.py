@@ -101,6 +101,7 @@ class Capabilities:
     # device -> how its N devices start (contract.LAUNCHES): processes (default, as torchrun
     # does), one_process (one worker drives them all) or mpiexec
     data_parallel_launch: Dict[str, str] = field(default_factory=dict)
+    data_parallel_reason: str = ""  # why a device has no data-parallel idiom: said on refusal
 
 
 @dataclass

@@ -85,9 +85,10 @@ def test_the_axis_is_densenet_s_and_needs_a_declared_idiom(run_bench):
     assert other_task.returncode == 1 and other_task.result["status"] == "failed"
     assert "task=cnn runs on one device" in other_task.result["error"], other_task.output
     undeclared = run_bench("framework=fake", "devices=2", *SMALL,
-                           "~framework.capabilities.data_parallel.cpu")
+                           "~framework.capabilities.data_parallel.cpu",
+                           "framework.capabilities.data_parallel_reason='a known bug'")
     assert undeclared.result["status"] == "unsupported"
-    assert "declares no data-parallel training there" in undeclared.result["error"]
+    assert "declares no data-parallel training there (a known bug)" in undeclared.result["error"]
     unknown_launch = run_bench("framework=fake", "devices=2", *SMALL,
                                "+framework.capabilities.data_parallel_launch.cpu=carrier_pigeon")
     assert unknown_launch.returncode == 1
