@@ -55,6 +55,18 @@ def process(run):
             "worker_ports": [int(p) for p in os.environ["BENCH_WORKER_PORTS"].split(",")]}
 
 
+def joining(run, launch, idiom, declaration):
+    """process(run) for a package about to join its ranks with `idiom`, which needs `launch`;
+    None for one device. A run started otherwise is a ValueError naming the YAML to fix."""
+    proc = process(run)
+    if proc["world_size"] == 1:
+        return None
+    if proc["launch"] != launch:
+        raise ValueError("%s: devices=%d needs data_parallel_launch %s (%s), not %s"
+                         % (idiom, proc["world_size"], launch, declaration, proc["launch"]))
+    return proc
+
+
 def _mpi_rank(world):
     for rank, size, local in MPI_VARIABLES:
         if rank in os.environ and size in os.environ:

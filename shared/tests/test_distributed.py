@@ -63,3 +63,12 @@ def test_mpiexec_ranks_come_from_mpi_s_environment(environ, names):
     proc = distributed.process(run_of(2, "mpiexec"))
     assert (proc["rank"], proc["world_size"], proc["processes"], proc["local_rank"],
             proc["launch"]) == (1, 2, 2, 1, "mpiexec")
+
+
+def test_joining_checks_the_launch_a_package_s_idiom_needs(environ):
+    assert distributed.joining(run_of(1), "mpiexec", "an MPI idiom", "x.yaml") is None
+    proc = distributed.joining(run_of(2, "one_process"), "one_process", "contexts", "x.yaml")
+    assert proc["world_size"] == 2 and proc["processes"] == 1
+    with pytest.raises(ValueError, match="an MPI idiom: devices=2 needs data_parallel_launch "
+                                         r"mpiexec \(x.yaml\), not one_process"):
+        distributed.joining(run_of(2, "one_process"), "mpiexec", "an MPI idiom", "x.yaml")

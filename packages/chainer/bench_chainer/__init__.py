@@ -141,13 +141,10 @@ def join_mpi(run):
     """devices=N: ChainerMN's communicator over the MPI job that mpiexec started (it must see
     the rank mpiexec gave); None for one device. mpi4py finalises MPI at exit."""
     global _communicator
-    proc = distributed.process(run)
-    if proc["world_size"] == 1:
+    proc = distributed.joining(run, "mpiexec", "ChainerMN runs over MPI",
+                               "conf/framework/chainer.yaml")
+    if proc is None:
         return None
-    if proc["launch"] != "mpiexec":
-        raise ValueError("ChainerMN runs over MPI: devices=%d needs data_parallel_launch "
-                         "mpiexec (conf/framework/chainer.yaml), not %s"
-                         % (proc["world_size"], proc["launch"]))
     try:
         import chainermn
         from mpi4py import MPI  # noqa: F401  ChainerMN's transport

@@ -69,13 +69,10 @@ def join_mpi(run):
     """devices=N: this process's place in the MPI job that mpiexec started, as CNTK's
     communicator (the one its data-parallel learner reduces over) sees it; None for one
     device. MPI is finalised at exit, after rank 0's evaluation."""
-    proc = distributed.process(run)
-    if proc["world_size"] == 1:
+    proc = distributed.joining(run, "mpiexec", "CNTK's data-parallel learner runs over MPI",
+                               "conf/framework/cntk.yaml")
+    if proc is None:
         return None
-    if proc["launch"] != "mpiexec":
-        raise ValueError("CNTK's data-parallel learner runs over MPI: devices=%d needs "
-                         "data_parallel_launch mpiexec (conf/framework/cntk.yaml), not %s"
-                         % (proc["world_size"], proc["launch"]))
     communicator = C.train.distributed.Communicator
     rank, workers = communicator.rank(), communicator.num_workers()
     if (rank, workers) != (proc["rank"], proc["processes"]):

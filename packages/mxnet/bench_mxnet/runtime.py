@@ -51,12 +51,10 @@ def configure(run, options, amp_init=True):
             "run %s in a fresh process" % (_state["environment"] or "its own defaults", wanted))
     import mxnet as mx
 
-    proc = distributed.process(run)
-    if proc["processes"] != 1:
-        raise ValueError("bench_mxnet drives a run's %d devices from one process (MXNet's "
-                         "contexts), but this run was launched as %s: declare "
-                         "data_parallel_launch one_process" % (proc["world_size"], proc["launch"]))
-    devices = proc["world_size"]
+    proc = distributed.joining(run, "one_process",
+                               "bench_mxnet drives a run's devices from one process (contexts)",
+                               "conf/framework/gluon.yaml, mxnet.yaml")
+    devices = proc["world_size"] if proc else 1
     if run["device"]["name"] == "gpu":
         if mx.context.num_gpus() == 0:
             raise NotImplementedError(

@@ -29,13 +29,10 @@ def tf_config(proc):
 def make_strategy(run):
     """(strategy, what was joined or None). Call once per process, before any other
     TensorFlow op runs (MultiWorkerMirroredStrategy configures the runtime's cluster)."""
-    proc = distributed.process(run)
-    if proc["world_size"] == 1:
+    proc = distributed.joining(run, "processes", "MultiWorkerMirroredStrategy joins processes",
+                               "conf/framework/tensorflow.yaml")
+    if proc is None:
         return tf.distribute.get_strategy(), None
-    if proc["launch"] != "processes":
-        raise ValueError("bench_tensorflow joins devices=%d as %s processes; this run was "
-                         "launched %s (conf/framework/*.yaml: data_parallel_launch)"
-                         % (proc["world_size"], "processes", proc["launch"]))
     config = tf_config(proc)
     os.environ["TF_CONFIG"] = json.dumps(config)
     implementation = COLLECTIVES[run["device"]["name"]]
