@@ -18,6 +18,8 @@ nox.options.download_python = "never"  # interpreters come from the machine (PAT
 RUNTIME = ["-e", "shared", "-e", "packages/bench"]
 SHARED_E2E = "packages/bench/tests_frameworks"  # every framework's smoke runs, from `bench`
 CONFORMANCE = "shared/tests/test_conformance.py"  # every framework's maths, in-process
+# each pytest run lists its slowest tests: where CI's minutes go (its budget is 45)
+SLOWEST = ["--durations=8"]
 KERAS = "keras==3.15.1"  # the Keras that tensorflow-cpu==2.21.0 brings, on every backend
 
 
@@ -213,8 +215,11 @@ def core(session):
     With the Slurm extra: a test sweeps with hydra/launcher=submitit_local; with the test
     extra (selenium), the HTML page is tested in Chromium where it is installed."""
     session.install("-e", "shared", "-e", "packages/bench[slurm,test]", "pytest")
-    session.run("pytest", "--rootdir", ".", "shared/tests", "packages/bench/tests",
-                *session.posargs)
+    pytest(session, "shared/tests", "packages/bench/tests", *session.posargs)
+
+
+def pytest(session, *args, **kwargs):
+    session.run("pytest", "--rootdir", ".", *SLOWEST, *args, **kwargs)
 
 
 def _editable(paths):
@@ -251,15 +256,14 @@ def framework_session(name, spec, extended=False):
         env["BENCH_TEST_FRAMEWORKS"] = ",".join(spec["frameworks"])  # conformance, in-process
         env["BENCH_E2E_FRAMEWORKS"] = ",".join(e2e_frameworks(spec))  # workers, from `bench`
         if extended:  # only the slow tests (`nox -s <name>_extended`)
-            session.run("pytest", "--rootdir", ".", *spec.get("pytest_args", []), *tests(spec),
-                        "-k", spec["extended"], *session.posargs, env=env)
+            pytest(session, *spec.get("pytest_args", []), *tests(spec), "-k", spec["extended"],
+                   *session.posargs, env=env)
             return
         selection = ["-k", f"not ({spec['extended']})"] if spec.get("extended") else []
-        session.run("pytest", "--rootdir", ".", *spec.get("pytest_args", []), *tests(spec),
-                    *selection, *session.posargs, env=env)
+        pytest(session, *spec.get("pytest_args", []), *tests(spec), *selection,
+               *session.posargs, env=env)
         for folder in spec.get("also_tests", []):
-            session.run("pytest", "--rootdir", ".", *spec.get("pytest_args", []), folder,
-                        *session.posargs, env=env)
+            pytest(session, *spec.get("pytest_args", []), folder, *session.posargs, env=env)
 
     run.__doc__ = (f"The {name} package's slow tests (not in the default run)." if extended
                    else f"The {name} package in its own environment: install and test.")
@@ -296,8 +300,8 @@ def e2e_session(name, spec):
         if spec.get("needs_python") and spec["python"] is None:
             session.skip(missing_python(*spec["needs_python"]))
         session.install(*RUNTIME, "pytest")
-        session.run("pytest", "--rootdir", ".", SHARED_E2E, spec["e2e"], *session.posargs,
-                    env={"BENCH_E2E_FRAMEWORKS": ",".join(spec["frameworks"])})
+        pytest(session, SHARED_E2E, spec["e2e"], *session.posargs,
+               env={"BENCH_E2E_FRAMEWORKS": ",".join(spec["frameworks"])})
 
     run.__doc__ = (f"`python -m bench` from this interpreter with the {name} environment's "
                    f"workers (it discovers .nox/{name}).")
