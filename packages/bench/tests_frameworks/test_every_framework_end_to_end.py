@@ -23,11 +23,14 @@ SELECTED = [n for n in os.environ.get("BENCH_E2E_FRAMEWORKS", "").split(",") if 
 FLOORS = {"cnn": 0.5, "rnn": 0.65, "densenet": 0.55}
 # Test-only sizes, the same code paths. DenseNet-121 at SPEC's 224 x 224 takes seconds per step
 # on a CPU: every framework's end-to-end runs use 32 x 32 crops, 512 images, two epochs.
-# ResNet-50: one batch of 16 images, not 64 (it checks the features, not the speed)
+# ResNet-50: one batch of 16 images, not 64 (it checks the features, not the speed).
+# CNN and GRU: 32 steps in two epochs, which learn the synthetic data (bench/data/synthetic.py)
 TASK_SIZES = {"densenet": ["task.image_size=32", "task.batch_size=16",
                            "preset.train_examples=512", "preset.test_examples=256",
                            "preset.epochs=2"],
-              "resnet50": ["task.batch_size=16"]}
+              "resnet50": ["task.batch_size=16"],
+              "cnn": ["preset.train_examples=1024", "preset.epochs=2"],
+              "rnn": ["preset.train_examples=1024", "preset.epochs=2"]}
 DATA_PARALLEL = [name for name in SELECTED
                  if "densenet" in capabilities.declared(name)["capabilities"]["tasks"]
                  and "cpu" in (capabilities.declared(name)["capabilities"].get("data_parallel")

@@ -5,7 +5,9 @@ a CIFAR-10 stand-in whose classes are noisy, rescaled colour patterns, an IMDB s
 whose labels are carried by a few "sentiment" words scattered through Zipf-distributed text,
 and a ChestX-ray14 stand-in whose 14 findings are faint blobs, each at its own place.
 A model that learns beats chance clearly (a trained CNN reaches ~90 %, not 100 %: some labels
-are flipped); one that does not learn stays at chance.
+are flipped); one that does not learn stays at chance. v4 made the class signal strong enough
+to be learned in 32 steps of batch 64 (CNN: 0.74-0.93 across the 12 frameworks; GRU: 0.81-0.94),
+so that the tests' runs need a third of v3's steps; v3's CNN needed ~96.
 """
 import numpy as np
 
@@ -13,7 +15,7 @@ from bench_shared.spec import CNN, RNN, DenseNet121, ResNet50
 
 from . import imdb
 
-VERSION = "v3"  # part of the cache entry's name: bump it whenever a generator changes
+VERSION = "v4"  # part of the cache entry's name: bump it whenever a generator changes
 LABEL_NOISE = 0.1  # fraction of examples whose label is replaced by a random one
 CHUNK = 4096
 
@@ -43,7 +45,7 @@ def cifar10(num_train, num_test, seed):
             contrast = rng.uniform(0.3, 1.2, (len(yc), 1, 1, 1)).astype(np.float32)
             brightness = rng.uniform(0.35, 0.65, (len(yc), 1, 1, 1)).astype(np.float32)
             noise = rng.standard_normal((len(yc), c, h, w), dtype=np.float32)
-            x[start:start + CHUNK] = brightness + 0.15 * contrast * patterns[yc] + 0.25 * noise
+            x[start:start + CHUNK] = brightness + 0.4 * contrast * patterns[yc] + 0.25 * noise
         np.clip(x, 0.0, 1.0, out=x)  # pixels in [0, 1] like CIFAR /255
         return x, flip_labels(rng, y, CNN.num_classes)
 
@@ -58,7 +60,7 @@ def imdb_reviews(rng, labels, sentiment_words):
     lengths = np.clip(rng.lognormal(5.2, 0.6, len(labels)), 10, 2000).astype(int)
     for label, length in zip(labels, lengths):
         words = np.minimum(rng.zipf(1.25, length), 88000)  # Zipf like natural text
-        planted = rng.random(length) < 0.1
+        planted = rng.random(length) < 0.2
         own = rng.random(length) < 0.8  # a fifth of the sentiment words mislead
         polarity = np.where(own, label, 1 - label)
         choice = rng.integers(0, sentiment_words.shape[1], length)
