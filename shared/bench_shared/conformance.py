@@ -19,7 +19,7 @@ import importlib
 
 import numpy as np
 
-from . import contract, reference, reference_train, slots, spec, weights
+from . import contract, reference, reference_cache, reference_train, slots, spec, weights
 
 # fp32 against the float64 reference: summation order only (measured 2e-7 .. 4e-7)
 FORWARD_TOLERANCE = 1e-5
@@ -132,7 +132,7 @@ def check_training_steps(fw, task, steps=None, tolerance=TRAIN_TOLERANCE):
     steps = steps or TRAIN_STEPS_OF.get(task, TRAIN_STEPS)
     run, module, model, params = fw.loaded(task)
     batches = reference_train.fixed_batches(task, steps, batch_size=TRAIN_BATCH_SIZE)
-    expected = reference_train.train_steps(task, params, batches, run["task"]["optimizer"])
+    expected = reference_cache.train_steps(task, params, batches, run["task"]["optimizer"])
     losses = [float(module.train_epoch(model, [(fw.native(module, x), y)])) for x, y in batches]
     error = float(np.max(np.abs(np.array(losses) - expected) / np.abs(expected)))
     if not error < tolerance:

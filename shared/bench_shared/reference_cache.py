@@ -1,0 +1,64 @@
+"""The NumPy reference's training losses, computed once per machine and kept on disk.
+
+DenseNet-121's four float64 reference steps take about a minute on two cores, and every
+framework's conformance suite needs the same ones (the same neutral weights, the same
+batches): the result is stored under a key made of everything it depends on, the reference's
+own source included, so a change to any of them computes it anew. Stored beside the datasets
+($BENCH_CACHE_DIR, else $XDG_CACHE_HOME/rosetta-bench, else ~/.cache/rosetta-bench), under
+reference/. An unwritable cache only costs the time.
+"""
+import hashlib
+import json
+import os
+import tempfile
+
+import numpy as np
+
+from . import reference, reference_train
+
+
+def cache_dir():
+    if os.environ.get("BENCH_CACHE_DIR"):
+        root = os.path.expanduser(os.environ["BENCH_CACHE_DIR"])
+    else:
+        base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"),
+                                                                 ".cache")
+        root = os.path.join(base, "rosetta-bench")
+    return os.path.join(root, "reference")
+
+
+def key(task, params, batches, optimizer):
+    digest = hashlib.sha256()
+    for module in (reference, reference_train):  # the code that computes the losses
+        with open(module.__file__, "rb") as source:
+            digest.update(source.read())
+    digest.update(json.dumps([task, optimizer], sort_keys=True).encode())
+    arrays = [(name, params[name]) for name in sorted(params)]
+    arrays += [("batch%d.%s" % (i, part), value) for i, batch in enumerate(batches)
+               for part, value in zip("xy", batch)]
+    for name, value in arrays:
+        value = np.ascontiguousarray(value)
+        digest.update(("%s %s %s" % (name, value.dtype.str, value.shape)).encode())
+        digest.update(value.tobytes())
+    return digest.hexdigest()
+
+
+def train_steps(task, params, batches, optimizer):
+    """reference_train.train_steps(...), from the cache when it holds this exact question."""
+    path = os.path.join(cache_dir(), "%s-%s.json" % (task, key(task, params, batches,
+                                                                optimizer)))
+    try:
+        with open(path) as stored:
+            return json.load(stored)["losses"]
+    except (OSError, ValueError, KeyError):
+        pass
+    losses = reference_train.train_steps(task, params, batches, optimizer)
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        handle, temporary = tempfile.mkstemp(dir=os.path.dirname(path), suffix=".tmp")
+        with os.fdopen(handle, "w") as out:
+            json.dump({"task": task, "losses": [float(v) for v in losses]}, out)
+        os.replace(temporary, path)  # whole or absent, also when two sessions race
+    except OSError:
+        pass
+    return losses
