@@ -5,6 +5,8 @@ import os
 import paddle
 from paddle.base import core
 
+from bench_shared import distributed
+
 from .weights import tensors  # noqa: F401  the model's native tensors (weight protocol)
 
 # capabilities and options: conf/framework/paddle.yaml (checked before setup() by the runtime).
@@ -61,7 +63,9 @@ def setup(run):
                 "device=gpu is not supported by paddlepaddle %s: this build sees no CUDA device "
                 "(install paddlepaddle-gpu: BENCH_PADDLE_REQUIREMENT=paddlepaddle-gpu==%s from "
                 "Paddle's CUDA index)" % (paddle.__version__, paddle.__version__))
-        paddle.set_device("gpu:%d" % run["device"]["index"])
+        # a data-parallel rank takes the GPU LOCAL_RANK places after device.index
+        index = run["device"]["index"] + distributed.process(run)["local_rank"]
+        paddle.set_device("gpu:%d" % index)
     else:
         paddle.set_device("cpu")
     _state["gpu"] = run["device"]["name"] == "gpu"
@@ -72,15 +76,46 @@ def setup(run):
     n = options["threads"] or len(os.sched_getaffinity(0))
     core.set_num_threads(n)
     _state["threads"] = n
+    joined = join_parallel_env(run)
     paddle.seed(run["seed"])
     settings = {
         "device": str(paddle.get_device()),
         "threads": n,
         "openmp_max_threads": _read_back("libiomp5", "omp_get_max_threads"),
         "mkl_max_threads": _read_back("libmklml", "MKL_Get_Max_Threads"),
+        "parallel_env": joined,
     }
     settings.update({k: v for k, v in options.items() if k not in settings})
     return settings
+
+
+def join_parallel_env(run):
+    """devices=N: join the run's N processes with paddle.distributed.init_parallel_env (a
+    gloo process group on a CPU, NCCL on GPUs), the group paddle.DataParallel reduces over.
+    The orchestrator starts them as torchrun does; Paddle's launcher (paddle.distributed.launch)
+    would set PADDLE_* variables instead, so they are written from the same facts: rank 0's
+    TCP store on MASTER_ADDR:MASTER_PORT, one endpoint per rank from BENCH_WORKER_PORTS.
+    What was joined, or None for one device."""
+    proc = distributed.joining(run, "processes", "paddle.DataParallel joins processes",
+                               "conf/framework/paddle.yaml")
+    if proc is None:
+        return None
+    backend = "nccl" if _state["gpu"] else "gloo"
+    endpoints = ["%s:%d" % (proc["master_addr"], port) for port in proc["worker_ports"]]
+    os.environ.update({
+        "PADDLE_DISTRI_BACKEND": backend,  # the CPU wheel's "auto" is its older gloo context
+        "PADDLE_TRAINER_ID": str(proc["rank"]),
+        "PADDLE_TRAINERS_NUM": str(proc["world_size"]),
+        "PADDLE_TRAINER_ENDPOINTS": ",".join(endpoints),
+        "PADDLE_CURRENT_ENDPOINT": endpoints[proc["rank"]],
+        "PADDLE_RANK_IN_NODE": str(proc["local_rank"]),
+    })
+    if _state["gpu"]:
+        os.environ["FLAGS_selected_gpus"] = paddle.get_device().split(":")[1]
+    import paddle.distributed as dist
+
+    dist.init_parallel_env()
+    return {"backend": backend, "rank": dist.get_rank(), "world_size": dist.get_world_size()}
 
 
 def count_parameters(model):

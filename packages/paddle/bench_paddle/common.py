@@ -19,11 +19,13 @@ def native_layout(x):
 class Model(object):
     """A network with what it runs with: loss, optimiser, precision and its static graph."""
 
-    def __init__(self, run, net, optimizer=None):
+    def __init__(self, run, net, optimizer=None, loss_fn=None, label_dtype="int64"):
         options = run["framework"]["options"]
         self.net = net
         self.optimizer = optimizer(parameters=net.parameters()) if optimizer else None
-        self.loss_fn = paddle.nn.CrossEntropyLoss()  # softmax fused into the loss, batch mean
+        # softmax fused into the loss, batch mean (multi-label tasks: sigmoid + BCE, given)
+        self.loss_fn = loss_fn or paddle.nn.CrossEntropyLoss()
+        self.label_dtype = label_dtype
         self.dtype = AUTOCAST_DTYPES[run["precision"]]
         # fp16 gradients underflow without loss scaling; bf16 has fp32's exponent range
         self.scaler = paddle.amp.GradScaler() if self.dtype == "float16" else None
@@ -45,6 +47,8 @@ class Model(object):
             # which the CPU wheel is built without. .net stays the same Layer: its parameters
             # and state dict are unchanged
             self.net = paddle.jit.to_static(net, full_graph=True, backend=None)
+        self.forward = self.net  # what train_epoch calls (a data-parallel model: its wrapper)
+        self.inference = self.net  # what predict() calls
 
     def autocast(self):
         if self.dtype is None:
@@ -100,9 +104,9 @@ def train_epoch(model, batches):
     model.net.train()
     total, steps = paddle.zeros([], "float32"), 0
     for x, y in batches:
-        x, y = model.to_device(x), model.to_device(y, "int64")
+        x, y = model.to_device(x), model.to_device(y, model.label_dtype)
         with model.autocast():
-            loss = model.loss_fn(model.net(x), y)
+            loss = model.loss_fn(model.forward(x), y)
         if model.scaler is not None:
             model.scaler.scale(loss).backward()
             model.scaler.step(model.optimizer)
@@ -124,5 +128,5 @@ def predict(model, batches):
     outputs = []
     with paddle.no_grad(), model.autocast():
         for x in batches:
-            outputs.append(model.net(model.to_device(x)).astype("float32"))
+            outputs.append(model.inference(model.to_device(x)).astype("float32"))
     return paddle.concat(outputs).numpy()
