@@ -31,7 +31,7 @@ OUTPUT_TOLERANCE = {"fp32": 1e-4, "fp16": 1e-2, "bf16": 3e-2}
 # and more within a few steps.
 TRAIN_TOLERANCE = {"fp32": 2e-3, "fp16": 1e-2, "bf16": 1e-2}
 # DenseNet-121 (fp32): 120 batch norms over batches of 16 at 64 x 64 make each step's loss
-# sensitive to rounding: after 20 steps 1.7e-3 (Keras) to 3.3e-3 (CNTK), PyTorch 2.9e-3, not
+# sensitive to rounding: after 20 steps 1.7e-3 (Keras) to 3.5e-3 (Paddle), PyTorch 2.9e-3, not
 # growing step by step (6e-7, 9e-5, 3e-4, ... 2.9e-3, 2e-4, ..., 1.5e-3); a convention error
 # (the loss's reduction over the labels, Adam's bias correction) shows at 1e-2 and more
 TASK_TRAIN_TOLERANCE = {("densenet", "fp32"): 6e-3}
