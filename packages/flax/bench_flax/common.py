@@ -89,8 +89,6 @@ def native_layout(x):
     return np.ascontiguousarray(np.transpose(x, (0, 2, 3, 1)))
 
 
-
-
 def train_epoch(model, batches):
     """One epoch; returns the mean loss. Per step (default): one jitted step per batch, the
     loss summed on the device and read once at the end. whole_epoch: the epoch's batches
