@@ -120,6 +120,9 @@ FRAMEWORKS = {
         "package": "packages/flax",
         "requires": [os.environ.get("BENCH_JAX_REQUIREMENT", "jax[cpu]==0.10.2"),
                      "jaxlib==0.10.2", "flax==0.12.8", "optax==0.2.8"],
+        # XLA's CPU compile of DenseNet-121's training step takes minutes here: its four
+        # training-step checks against the NumPy reference run in `nox -s flax_extended`
+        "extended": "densenet and training_steps",
     },
     "mxnet": {
         "frameworks": ["gluon", "mxnet"],

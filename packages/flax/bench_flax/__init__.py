@@ -4,6 +4,7 @@ import os
 import jax
 import jax.numpy as jnp
 
+from bench_shared import distributed
 from bench_shared.timing import matmul_flops, peak_rate
 
 from .weights import tensors  # noqa: F401  the model's native tensors (weight protocol)
@@ -17,6 +18,7 @@ PLATFORMS = {"cpu": ("cpu", "cpu"), "gpu": ("cuda,cpu", "cuda")}
 _options = {}
 _run = {}
 _device = []  # the run's jax.Device
+_devices = []  # every device of a data-parallel run (devices=N): the first is _device's
 _pending = []  # the last array a task module dispatched: sync() waits for it
 
 
@@ -54,10 +56,20 @@ def versions():
             "optax": optax.__version__}
 
 
-def configure_xla(threads, xla_flags):
+def devices():
+    """The run's devices: one, or the N of a data-parallel run (the task module's Mesh)."""
+    return list(_devices)
+
+
+def configure_xla(threads, xla_flags, host_devices=1):
     """XLA reads its flags and sizes its CPU thread pools once, when the backend starts: set
     both before the first JAX computation. JAX has no thread-count API; XLA's CPU client takes
-    its pool size from PJRT_NPROC (else NPROC, else the CPUs this process may run on)."""
+    its pool size from PJRT_NPROC (else NPROC, else the CPUs this process may run on).
+    host_devices > 1: the CPU backend shows that many devices (XLA's host-platform device
+    count), one process driving them all; they share that one thread pool (the same cores)."""
+    if host_devices > 1:
+        xla_flags = " ".join(filter(None, [
+            "--xla_force_host_platform_device_count=%d" % host_devices, xla_flags]))
     if xla_flags:
         os.environ["XLA_FLAGS"] = " ".join(filter(None, [os.environ.get("XLA_FLAGS"),
                                                          xla_flags]))
@@ -73,8 +85,14 @@ def setup(run):
     _options.update(run["framework"]["options"])
     _run.clear()
     _run.update(precision=run["precision"], seed=run["seed"])
-    threads = configure_xla(_options["threads"], _options["xla_flags"])
+    # devices=N (task densenet): this one process drives N devices (conf/framework/flax.yaml)
+    proc = distributed.joining(run, "one_process",
+                               "bench_flax drives a run's devices from one process (a Mesh)",
+                               "conf/framework/flax.yaml")
+    count = proc["world_size"] if proc else 1
     device = run["device"]["name"]
+    threads = configure_xla(_options["threads"], _options["xla_flags"],
+                            count if device == "cpu" else 1)
     platforms, backend = PLATFORMS[device]
     jax.config.update("jax_platforms", platforms)
     try:
@@ -85,16 +103,21 @@ def setup(run):
             "jax[cuda12] with BENCH_JAX_REQUIREMENT, see packages/flax/README.md)"
             % (device, jax.__version__, str(exc).splitlines()[0])) from None
     index = run["device"]["index"]
-    if index >= len(devices):
-        raise NotImplementedError("device.index=%d: jax sees %d %s device(s)"
-                                  % (index, len(devices), device))
+    if index + count > len(devices):
+        raise NotImplementedError(
+            "device.index=%d, devices=%d: jax sees %d %s device(s)%s"
+            % (index, count, len(devices), device,
+               " (XLA's backend started before setup() could set its host-platform device "
+               "count: run it in a fresh process)" if device == "cpu" else ""))
     _device[:] = [devices[index]]
+    _devices[:] = devices[index:index + count]
     jax.config.update("jax_default_device", devices[index])
     if device == "gpu":  # JAX's default fp32 GPU matmuls are TF32: off, so fp32 means fp32
         jax.config.update("jax_default_matmul_precision",
                           "tensorfloat32" if _options["tf32"] else "highest")
     settings = {
         "device": str(devices[index]),
+        "devices": [str(d) for d in _devices],
         "device_name": getattr(devices[index], "device_kind", None),
         "threads": threads,
         "xla_flags": os.environ.get("XLA_FLAGS", ""),

@@ -1,5 +1,5 @@
 """Flax's switches: jit per step vs the whole epoch as one jax.lax.scan program, donated
-buffers, XLA's threads and flags set before its backend starts."""
+buffers, XLA's threads, flags and host-device count set before its backend starts."""
 import os
 import subprocess
 import sys
@@ -42,6 +42,10 @@ def test_threads_and_flags_are_set_before_the_backend_starts(monkeypatch):
     assert os.environ["PJRT_NPROC"] == "3"
     assert os.environ["XLA_FLAGS"] == ("--xla_cpu_enable_fast_math=false "
                                        "--xla_cpu_use_thunk_runtime=true")
+    # devices=N on a CPU (task densenet): N XLA host-platform devices in this one process
+    monkeypatch.delenv("XLA_FLAGS")
+    bench_flax.configure_xla(0, "", host_devices=2)
+    assert os.environ["XLA_FLAGS"] == "--xla_force_host_platform_device_count=2"
 
 
 def test_xla_reads_the_flags_and_the_thread_count():
