@@ -37,14 +37,16 @@ def train_epoch(model, batches):
 
 
 def predict(model, batches):
-    batches = list(batches)
     multiple = _batch_multiple()
-    inputs = ((_padded(x, multiple),) for x in batches)  # Keras wants (inputs,) tuples
+    batches = list(batches)
+    sizes = [len(x) for x in batches]
+    batches = [_padded(x, multiple) for x in batches]
+    inputs = ((x,) for x in batches)  # Keras wants (inputs,) tuples from a generator
     outputs = model.predict(inputs, steps=len(batches), verbose=0).astype("float32")
     if multiple == 1:
         return outputs
-    starts = np.cumsum([0] + [len(_padded(x, multiple)) for x in batches[:-1]])
-    return np.concatenate([outputs[s:s + len(x)] for s, x in zip(starts, batches)])
+    starts = np.cumsum([0] + [len(x) for x in batches[:-1]])
+    return np.concatenate([outputs[s:s + n] for s, n in zip(starts, sizes)])
 
 
 def _batch_multiple():
