@@ -37,6 +37,27 @@ def train_epoch(model, batches):
 
 
 def predict(model, batches):
+    multiple = _batch_multiple()
     batches = list(batches)
+    sizes = [len(x) for x in batches]
+    batches = [_padded(x, multiple) for x in batches]
     inputs = ((x,) for x in batches)  # Keras wants (inputs,) tuples from a generator
-    return model.predict(inputs, steps=len(batches), verbose=0).astype("float32")
+    outputs = model.predict(inputs, steps=len(batches), verbose=0).astype("float32")
+    if multiple == 1:
+        return outputs
+    starts = np.cumsum([0] + [len(x) for x in batches[:-1]])
+    return np.concatenate([outputs[s:s + n] for s, n in zip(starts, sizes)])
+
+
+def _batch_multiple():
+    """Under a Keras distribution (keras_jax's DataParallel, devices=N) every batch is sharded
+    over the N devices, so its size must be a multiple of N; 1 otherwise."""
+    distribution = keras.distribution.distribution()
+    return int(distribution.device_mesh.devices.size) if distribution else 1
+
+
+def _padded(x, multiple):
+    """A short last evaluation batch repeated up to a multiple of the devices (those outputs
+    are dropped)."""
+    short = -len(x) % multiple
+    return np.concatenate([x, x[-1:].repeat(short, axis=0)]) if short else x

@@ -1,12 +1,25 @@
 """DenseNet-121 the Keras way: a functional model (NHWC), compile, fit, predict; binary
 cross-entropy on logits, Adam. Layers are named as the neutral weights (bench_shared.weights).
 
-One device only: Keras 3.15's own training API does not run under
-MultiWorkerMirroredStrategy (its step reduces the scalar loss with strategy.reduce("MEAN",
-axis=0), which fails: "Invalid reduction dimension 0 for input with 0 dimensions",
-tensorflow/tensorflow#72388), and under MirroredStrategy fit first pulls a batch from the
-epoch's iterator to build the model (Keras' _maybe_symbolic_build), a step lost or the shared
-batch order iterated twice. framework=tensorflow trains it data-parallel with tf.distribute."""
+The same file on each backend; what differs is who trains it on N devices:
+- JAX (framework=keras_jax): data-parallel by Keras 3's own distribution API. With devices=N,
+  backend_jax.configure sets keras.distribution.DataParallel before this model is built (on a
+  CPU over N XLA host devices, one process); fit shards each global batch of N x 64 over them
+  and XLA partitions the jitted step. Nothing here changes: the loss is the global batch's
+  mean and Adam's lr is SPEC's 1e-4 x devices, as on every framework.
+- TensorFlow (framework=keras): one device. Keras 3.15's own training API does not run under
+  MultiWorkerMirroredStrategy (its step reduces the scalar loss with strategy.reduce("MEAN",
+  axis=0), which fails: "Invalid reduction dimension 0 for input with 0 dimensions",
+  tensorflow/tensorflow#72388), and under MirroredStrategy fit first pulls a batch from the
+  epoch's iterator to build the model (Keras' _maybe_symbolic_build), a step lost or the
+  shared batch order iterated twice. framework=tensorflow trains it data-parallel with
+  tf.distribute. Keras 3.15's distribution API runs on JAX only (keras/src/backend/
+  tensorflow/distribution_lib.py is a DTensor prototype marked "DO NOT USE").
+- PyTorch (framework=keras_torch): not declared. Keras' torch backend keeps a layer's
+  variables in a torch.nn.ParameterDict keyed by their paths (keras/src/backend/torch/
+  layer.py), and torch refuses keys with a ".": the neutral layer names below fail at build
+  ("parameter name can't contain '.'"); and its distribution_lib is None
+  (keras/src/backend/__init__.py: no DataParallel on torch)."""
 import keras
 from keras import layers
 

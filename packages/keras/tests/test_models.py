@@ -3,6 +3,8 @@ zero conv biases (outside SPEC's model and the neutral weights), the layer names
 the setup's refusal of a backend the process does not run. SPEC's counts and the equivalence
 with the NumPy reference are the shared conformance suite's (shared/tests/test_conformance.py);
 the layouts are checked through bench_tensorflow's tests (its Keras layers share weights.py)."""
+import os
+
 import keras
 import numpy as np
 import pytest
@@ -68,3 +70,16 @@ def test_adam_sums_an_embeddings_repeated_slices_before_squaring():
     lr = 0.1
     assert np.allclose(first_step(optimizers.Adam(lr)), [0, -lr, 0, 0], rtol=1e-5)
     assert np.allclose(first_step(keras.optimizers.Adam(lr)), [0, -2 * lr, 0, 0], rtol=1e-4)
+
+
+@pytest.mark.skipif(keras.backend.backend() != "jax", reason="XLA's host devices: keras_jax")
+def test_host_devices_keep_xla_flags_and_refuse_another_count(monkeypatch):
+    from bench_keras import backend_jax
+
+    monkeypatch.setenv("XLA_FLAGS", "--xla_cpu_enable_fast_math=false")
+    backend_jax.host_devices(2)
+    assert os.environ["XLA_FLAGS"] == ("--xla_cpu_enable_fast_math=false "
+                                       "--xla_force_host_platform_device_count=2")
+    monkeypatch.setenv("XLA_FLAGS", "--xla_force_host_platform_device_count=4")
+    with pytest.raises(ValueError, match="devices=2 needs --xla_force_host_platform_device"):
+        backend_jax.host_devices(2)
