@@ -105,6 +105,8 @@ FRAMEWORKS = {
         "requires": [KERAS, os.environ.get("BENCH_JAX_REQUIREMENT", "jax==0.10.2"),
                      "jaxlib==0.10.2"],
         "test_env": {"KERAS_BACKEND": "jax"},
+        # as flax's: XLA's CPU compile of DenseNet-121's training step takes minutes here
+        "extended": "densenet and (training_steps or two_processes)",
     },
     "keras_torch": {
         "frameworks": ["keras_torch"],
