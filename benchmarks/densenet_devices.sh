@@ -1,17 +1,18 @@
 #!/usr/bin/env bash
 # DenseNet-121 at devices=1 against devices=2 on this machine, every framework that trains it
 # data-parallel, at the same global batch (16 at 64 x 64: 1 x 16 or 2 x 8), two alternating
-# rounds; prints s/step of the second (steady) epoch. Run from the repository root on a quiet
+# rounds (ROUNDS=n); prints s/step of the second (steady) epoch; XLA's frameworks (flax,
+# keras_jax) compile DenseNet-121's step for minutes per run on a CPU. Run from the repository root on a quiet
 # machine, with the frameworks' environments built (nox -s <session> --install-only):
-#     FWS="torch gluon" benchmarks/densenet_devices.sh
+#     FWS="torch gluon" ROUNDS=1 benchmarks/densenet_devices.sh
 set -u
 python=${PYTHON:-python}
 out=${OUT:-results/densenet_devices}
 mkdir -p "$out"
 SIZES="task=densenet preset=smoke task.image_size=64 preset.train_examples=128
        preset.test_examples=64 preset.epochs=2"
-for fw in ${FWS:-torch tensorflow gluon mxnet chainer cntk}; do
-  for round in 1 2; do
+for fw in ${FWS:-torch tensorflow gluon mxnet chainer cntk paddle flax keras_jax}; do
+  for round in $(seq 1 "${ROUNDS:-2}"); do
     for devices in 1 2; do
       run="$out/$fw-devices$devices-round$round"
       # shellcheck disable=SC2086
