@@ -47,6 +47,8 @@ def worker_run(cfg: Config, prepared):
                             data={"arrays": prepared["arrays"], "limits": prepared["limits"]})
     run["task"], run["device"] = effective_task(cfg), dataclasses.asdict(cfg.device)
     run["devices"] = cfg.devices
+    if cfg.framework.r_models:  # the R worker's task files: packages/r/<r_models>/
+        run["framework"]["r_models"] = cfg.framework.r_models
     if cfg.init.name == "file":
         run["init_file"] = init_file(cfg)
     return run
@@ -78,6 +80,8 @@ def worker_environment(cfg: Config, python=None):
         env["LD_LIBRARY_PATH"] = os.pathsep.join(
             library_path(cfg, python) + list(filter(None, [env.get("LD_LIBRARY_PATH")])))
     env["PYTHONUNBUFFERED"] = "1"
+    if python and cfg.framework.r_models:  # the interpreter the R worker drives (reticulate)
+        env["RETICULATE_PYTHON"] = python
     return env
 
 
