@@ -23,17 +23,7 @@ TASK_FUNCTIONS <- c("build_model", "slots", "train_epoch", "predict", "native_la
 builtins <- import_builtins(convert = FALSE)
 np <- import("numpy", convert = FALSE)
 
-# reticulate < 1.36 predates numpy 2: converting a numpy-2 array to R crashes R. Arrays stay on
-# the Python side here; should a conversion be asked for all the same, it fails with the reason.
-numpy_version <- py_to_r(np$`__version__`)
-if (package_version(numpy_version) >= "2" && packageVersion("reticulate") < "1.36") {
-  registerS3method("py_to_r", "numpy.ndarray", envir = asNamespace("reticulate"),
-                   function(x) {
-                     stop("reticulate ", packageVersion("reticulate"), " cannot convert numpy ",
-                          numpy_version, " arrays to R (it predates numpy 2); keep the array ",
-                          "on the Python side (an import with convert = FALSE)")
-                   })
-}
+source(file.path(here, "numpy2.R"))  # a clear error where R would crash on a numpy-2 array
 
 # Calls f(x, y) for every (x, y) batch of the runtime's batch iterator, in its order (the
 # runtime stamps each hand-over); x and y stay numpy arrays.
