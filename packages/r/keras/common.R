@@ -9,7 +9,8 @@ spec <- import("bench_shared.spec", convert = FALSE)
 keras_options <- py_to_r(import("bench_keras", convert = FALSE)$options())  # r_keras.yaml
 # Keras' data adapters take a Python generator, not any iterable: one generator expression,
 # so that the batches never pass through R
-as_generator <- py_eval("lambda batches: (batch for batch in batches)", convert = FALSE)
+generator <- py_eval("lambda batches: (batch for batch in batches)", convert = FALSE)
+as_generator <- function(batches) py_call(generator, batches)
 
 # NCHW -> NHWC once, at load time: Keras' image layers default to channels last
 channels_last <- function(x) np$ascontiguousarray(np$transpose(x, tuple(0L, 2L, 3L, 1L)))
