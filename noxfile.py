@@ -314,6 +314,36 @@ def e2e_session(name, spec):
     return run
 
 
+# The rows written in R (packages/r): framework -> the environment (FRAMEWORKS) whose Python
+# its R worker drives through reticulate; built by that environment's session, before `r`.
+R_ROWS = {"r_mxnet": "mxnet", "r_keras": "keras_jax"}
+R_PROBE = "for (p in commandArgs(TRUE)) if (!requireNamespace(p, quietly = TRUE)) quit(status = 3)"
+
+
+def missing_r():
+    """Why the R rows cannot run here (no Rscript, no reticulate), or None."""
+    fix = ("`apt-get install --no-install-recommends r-base-core r-cran-reticulate` (Debian, "
+           "as .ci/run does)")
+    if shutil.which("Rscript") is None:
+        return f"Rscript is not on PATH: {fix}; session skipped"
+    if subprocess.run(["Rscript", "-e", R_PROBE, "reticulate"], capture_output=True).returncode:
+        return f"R's reticulate package is not installed: {fix}; session skipped"
+    return None
+
+
+@nox.session
+def r(session):
+    """The rows written in R (framework=r_mxnet, r_keras): the shared end-to-end suite through
+    the R worker, from this interpreter, in the environments of the frameworks they drive
+    (.nox/mxnet, .nox/keras_jax: built by their sessions first), and packages/r's tests."""
+    why = missing_r()
+    if why:
+        session.skip(why)
+    session.install(*RUNTIME, "pytest")
+    pytest(session, SHARED_E2E, "packages/r/tests", *session.posargs,
+           env={"BENCH_E2E_FRAMEWORKS": ",".join(R_ROWS)})
+
+
 for _name, _spec in FRAMEWORKS.items():
     globals()[_name] = framework_session(_name, _spec)
     if _spec.get("extended"):
@@ -324,4 +354,4 @@ for _name, _spec in FRAMEWORKS.items():
 # the default run (`nox`, what .ci/run runs): lint, core, then every framework's sessions
 nox.options.sessions = ["lint", "core"] + [
     session for name, spec in FRAMEWORKS.items()
-    for session in [name] + ([f"{name}_e2e"] if spec.get("e2e") else [])]
+    for session in [name] + ([f"{name}_e2e"] if spec.get("e2e") else [])] + ["r"]

@@ -220,7 +220,15 @@ def peak_rss_bytes():
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # kB on Linux
 
 
-def execute(run):
+def import_task(run):
+    """The task module of a Python package: <package>.<task>."""
+    return importlib.import_module(run["framework"]["package"] + "." + run["task"]["name"])
+
+
+def execute(run, load_task=import_task):
+    """Run one benchmark; `load_task(run)` gives the task module (build_model, slots,
+    train_epoch, predict): the package's Python module, or an object of R functions from the R
+    worker (packages/r/worker.R), which drives this same runtime through reticulate."""
     result = {"status": "failed", "timings": {}, "python": sys.version.split()[0],
               "numpy": np.__version__, "pid": os.getpid()}
     code = EXIT_FAILED
@@ -232,7 +240,7 @@ def execute(run):
         result["framework"]["settings"] = fw.setup(run)
         if run.get("mode") == "peak":
             return measure_peak(run, fw, result), EXIT_OK
-        task = importlib.import_module(run["framework"]["package"] + "." + run["task"]["name"])
+        task = load_task(run)
         stopwatch = Stopwatch(fw.sync)
         start = time.perf_counter()
         arrays = load_arrays(run["data"])
@@ -280,7 +288,7 @@ def pin(run):
         os.sched_setaffinity(0, run["cpus"])
 
 
-def main(argv=None):
+def main(argv=None, load_task=import_task):
     argv = sys.argv[1:] if argv is None else argv
     if len(argv) != 1:
         sys.stderr.write("usage: python -m bench_shared.worker run.json\n")
@@ -289,7 +297,7 @@ def main(argv=None):
         run = json.load(f)
     lifeline.die_with(run.get("orchestrator_pid"))
     pin(run)
-    result, code = execute(run)
+    result, code = execute(run, load_task)
     write_json_atomic(run["output"], result)
     return code
 

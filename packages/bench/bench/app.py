@@ -1,5 +1,6 @@
 """One benchmark run, from a composed config to result.json: plain functions, no Hydra."""
 import dataclasses
+import glob
 import os
 import platform
 import sys
@@ -23,7 +24,7 @@ from . import (
     sysinfo,
 )
 from .config import Config
-from .errors import BenchError, ConfigError, Terminated, UnsupportedError
+from .errors import BenchError, ConfigError, EnvironmentNotFound, Terminated, UnsupportedError
 
 
 def effective_task(cfg: Config):
@@ -47,6 +48,8 @@ def worker_run(cfg: Config, prepared):
                             data={"arrays": prepared["arrays"], "limits": prepared["limits"]})
     run["task"], run["device"] = effective_task(cfg), dataclasses.asdict(cfg.device)
     run["devices"] = cfg.devices
+    if cfg.framework.r_models:  # the R worker's task files: packages/r/<r_models>/
+        run["framework"]["r_models"] = cfg.framework.r_models
     if cfg.init.name == "file":
         run["init_file"] = init_file(cfg)
     return run
@@ -69,6 +72,21 @@ def library_path(cfg: Config, python):
     return [entry.replace("{prefix}", prefix) for entry in cfg.framework.library_path]
 
 
+def r_preload(cfg: Config, python):
+    """framework.r_preload expanded for the worker's interpreter; EnvironmentNotFound when one
+    is not there."""
+    prefix = str(Path(python).parent.parent)
+    found = []
+    for pattern in cfg.framework.r_preload:
+        matches = sorted(glob.glob(pattern.replace("{prefix}", prefix)))
+        if not matches:
+            raise EnvironmentNotFound(
+                f"framework={cfg.framework.name} preloads {pattern} (its r_preload), which "
+                f"{prefix} lacks: rebuild it with `nox -s {cfg.framework.nox_session}`")
+        found.append(matches[0])
+    return found
+
+
 def worker_environment(cfg: Config, python=None):
     """The worker's environment: ours, the framework's `env`, and once its interpreter is known,
     its `library_path` in front of LD_LIBRARY_PATH (that worker's alone, never ours)."""
@@ -78,6 +96,11 @@ def worker_environment(cfg: Config, python=None):
         env["LD_LIBRARY_PATH"] = os.pathsep.join(
             library_path(cfg, python) + list(filter(None, [env.get("LD_LIBRARY_PATH")])))
     env["PYTHONUNBUFFERED"] = "1"
+    if python and cfg.framework.r_models:  # the interpreter the R worker drives (reticulate)
+        env["RETICULATE_PYTHON"] = python
+        preload = r_preload(cfg, python)
+        if preload:
+            env["LD_PRELOAD"] = " ".join(preload + list(filter(None, [env.get("LD_PRELOAD")])))
     return env
 
 

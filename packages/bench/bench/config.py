@@ -140,6 +140,13 @@ class FrameworkConfig:
     # task -> overrides the shared end-to-end tests add where the smoke preset is too slow on a
     # CPU (packages/bench/tests_frameworks); the code path is the same
     test_overrides: Dict[str, List[str]] = field(default_factory=dict)
+    # a row written in R (packages/r/<r_models>/<task>.R): its worker is `Rscript
+    # packages/r/worker.R run.json`, driving this environment's Python through reticulate
+    r_models: Optional[str] = None
+    # an R row: libraries its R worker preloads (LD_PRELOAD; "{prefix}" as in library_path, a
+    # glob): the driven framework's BLAS, which R's own (Debian: the reference BLAS, global in
+    # the R process) would otherwise stand in for
+    r_preload: List[str] = field(default_factory=list)
     tuning: TuningConfig = field(default_factory=TuningConfig)
 
     def __post_init__(self):

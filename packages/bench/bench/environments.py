@@ -10,7 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from . import project_dir
+from . import project_dir, r_worker
 from .errors import EnvironmentNotFound
 
 PROBE = ("import importlib.util, sys; "
@@ -43,7 +43,10 @@ def nox_python(session, root=None) -> Path:
 
 
 def find_python(fw):
-    """(interpreter, how it was found) for a FrameworkConfig, or EnvironmentNotFound."""
+    """(interpreter, how it was found) for a FrameworkConfig, or EnvironmentNotFound; for a
+    row written in R (fw.r_models), R and reticulate are checked first."""
+    if fw.r_models:
+        r_worker.check(fw.name)
     modules = (fw.package, fw.module, "bench_shared")
     if fw.python:
         if not Path(fw.python).exists():

@@ -23,6 +23,7 @@ from pathlib import Path
 
 from bench_shared import progress as events
 
+from . import r_worker
 from .errors import EnvironmentNotFound, Terminated
 from .progress import ProgressView
 
@@ -50,6 +51,15 @@ def _kill(proc):
     proc.wait()
 
 
+def worker_command(python, run_file, run=None):
+    """`python -m bench_shared.worker run.json`; for a row written in R (run["framework"]
+    ["r_models"]) `Rscript packages/r/worker.R run.json`, which runs the same worker in
+    `python` through reticulate (RETICULATE_PYTHON, app.worker_environment)."""
+    if run and run["framework"].get("r_models"):
+        return [r_worker.rscript(), str(r_worker.WORKER), str(run_file)]
+    return [python, "-m", "bench_shared.worker", str(run_file)]
+
+
 def run_worker(python, run, run_dir: Path, timeout_s, env):
     """Run one worker and return its raw result (with exit_code and output_tail added)."""
     run_dir = Path(run_dir).absolute()  # the worker starts in run_dir: every path absolute
@@ -62,7 +72,7 @@ def run_worker(python, run, run_dir: Path, timeout_s, env):
     tail = collections.deque(maxlen=TAIL_LINES)
     view = ProgressView()
     with open(run_dir / "worker.log", "w") as log:
-        proc = subprocess.Popen([python, "-m", "bench_shared.worker", str(run_file)],
+        proc = subprocess.Popen(worker_command(python, run_file, run),
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                 env=env, cwd=run_dir, start_new_session=True, bufsize=1)
         pumps = [threading.Thread(target=_pump, args=(proc.stdout, [sys.stdout, log], tail, view)),
@@ -168,7 +178,7 @@ def run_data_parallel(python, run, run_dir: Path, timeout_s, env, devices, cpus=
             log = open(_rank_file(run_dir, "worker", rank, ".log"), "w")
             tail = collections.deque(maxlen=TAIL_LINES)
             proc = subprocess.Popen(
-                [python, "-m", "bench_shared.worker", str(run_file)], stdout=subprocess.PIPE,
+                worker_command(python, run_file, run), stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE, text=True, env=rank_env, cwd=run_dir,
                 start_new_session=True, bufsize=1,
                 preexec_fn=(lambda share=share: os.sched_setaffinity(0, share)) if share else None)
@@ -285,14 +295,14 @@ def find_mpiexec():
     return path, version.splitlines()[0]
 
 
-def mpiexec_command(mpiexec, python, run_files, logs):
+def mpiexec_command(mpiexec, python, run_files, logs, run=None):
     """One mpiexec job of len(run_files) ranks, one application context per rank (rank r runs
     the worker on its own run.json); rank 0's output through mpiexec's, every other rank's
     into its own log. Open MPI binds nothing (each worker pins itself to its run.json's
     `cpus`) and runs more ranks than cores if asked."""
     command = [mpiexec, "--oversubscribe", "--bind-to", "none"]
     for rank, (run_file, log) in enumerate(zip(run_files, logs)):
-        worker = [python, "-m", "bench_shared.worker", str(run_file)]
+        worker = worker_command(python, run_file, run)
         if rank > 0:
             worker = ["sh", "-c", f'exec "$0" "$@" >{shlex.quote(str(log))} 2>&1', *worker]
         command += ([":"] if rank else []) + ["-n", "1", *worker]
@@ -330,7 +340,7 @@ def run_mpiexec(python, run, run_dir: Path, timeout_s, env, devices, cpus=None):
     view = ProgressView()
     reason = interrupted = None
     with open(logs[0], "w") as log:
-        proc = subprocess.Popen(mpiexec_command(mpiexec, python, run_files, logs),
+        proc = subprocess.Popen(mpiexec_command(mpiexec, python, run_files, logs, run),
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                 stdin=subprocess.DEVNULL, text=True, env=env, cwd=run_dir,
                                 start_new_session=True, bufsize=1)

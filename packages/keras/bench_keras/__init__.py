@@ -14,7 +14,8 @@ from bench_shared.timing import matmul_flops, peak_rate
 from . import weights
 
 # capabilities and options: conf/framework/keras*.yaml (checked before setup() by the runtime)
-BACKENDS = {"keras": "tensorflow", "keras_jax": "jax", "keras_torch": "torch"}
+# r_keras: the R row (packages/r/keras) driving this package's functions on JAX
+BACKENDS = {"keras": "tensorflow", "keras_jax": "jax", "keras_torch": "torch", "r_keras": "jax"}
 # Keras' mixed-precision policies: bf16/fp16 compute, float32 variables (every backend)
 POLICIES = {"fp32": "float32", "bf16": "mixed_bfloat16", "fp16": "mixed_float16"}
 DTYPES = {"fp32": "float32", "bf16": "bfloat16", "fp16": "float16"}

@@ -1,0 +1,45 @@
+# What the R tasks on Keras 3 share: the imports, compile, fit and predict, as the R keras
+# package wrote them (itself a reticulate wrapper around Python Keras). The model is the Keras
+# row's kind (a compiled keras.Model with spec_excluded), so that bench_keras's
+# count_parameters and tensors apply.
+keras <- import("keras", convert = FALSE)
+layers <- keras$layers
+weights <- import("bench_keras.weights", convert = FALSE)  # neutral name -> variable
+spec <- import("bench_shared.spec", convert = FALSE)
+keras_options <- py_to_r(import("bench_keras", convert = FALSE)$options())  # r_keras.yaml
+# Keras' data adapters take a Python generator, not any iterable: one generator expression,
+# so that the batches never pass through R
+generator <- py_eval("lambda batches: (batch for batch in batches)", convert = FALSE)
+as_generator <- function(batches) py_call(generator, batches)
+
+# NCHW -> NHWC once, at load time: Keras' image layers default to channels last
+channels_last <- function(x) np$ascontiguousarray(np$transpose(x, tuple(0L, 2L, 3L, 1L)))
+
+# Softmax fused into the loss, integer labels; jit_compile (XLA / jax.jit) as the option says.
+compile <- function(model, optimizer = NULL) {
+  model$compile(optimizer = optimizer, jit_compile = keras_options$jit_compile,
+                loss = keras$losses$SparseCategoricalCrossentropy(from_logits = TRUE))
+  model$spec_excluded <- tuple()  # weights SPEC's model lacks (count_parameters, tensors)
+  model
+}
+
+# the items of a Python sequence as an R list of Python objects
+items <- function(sequence) {
+  lapply(seq_len(py_len(sequence)) - 1L, function(i) py_get_item(sequence, i))
+}
+
+# neutral name -> variable (and, for a stacked one, the index of its row)
+slot_table <- function(task, places) weights$slots(task, unname(places))
+
+# One epoch of fit over the runtime's batch order; Keras' mean loss of the epoch.
+train_epoch <- function(model, batches) {
+  history <- model$fit(as_generator(batches), epochs = 1L, steps_per_epoch = py_len(batches),
+                       verbose = 0L, shuffle = FALSE)
+  py_to_r(builtins$float(py_get_item(py_get_item(history$history, "loss"), -1L)))
+}
+
+predict <- function(model, batches) {
+  batches <- items(builtins$list(batches))
+  inputs <- as_generator(lapply(batches, tuple))  # Keras wants (inputs,) tuples
+  model$predict(inputs, steps = length(batches), verbose = 0L)$astype("float32")
+}

@@ -1,0 +1,55 @@
+"""What is specific to the rows written in R (the shared end-to-end suite runs them through the
+CLI): a machine without R gets the fix, not a crash; numpy 2 behind reticulate 1.28 is a clear
+error, not an R object that silently is not one."""
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from bench import capabilities
+
+R_DIR = Path(__file__).resolve().parents[1]
+HAS_R = shutil.which("Rscript") is not None
+
+
+def test_a_machine_without_rscript_is_told_what_to_install(tmp_path):
+    # the orchestrator's PATH without R: only this interpreter's directory
+    env = dict(os.environ, PATH=os.path.dirname(sys.executable))
+    proc = subprocess.run([sys.executable, "-m", "bench", "framework=r_mxnet", "task=cnn",
+                           "preset=smoke"], cwd=tmp_path, env=env, capture_output=True,
+                          text=True, timeout=300)
+    output = proc.stdout + proc.stderr
+    assert proc.returncode != 0, output
+    assert "framework=r_mxnet is written in R: Rscript is not on PATH" in output, output
+    assert "r-base-core r-cran-reticulate" in output
+
+
+@pytest.mark.skipif(not HAS_R, reason="Rscript is not on PATH")
+def test_converting_a_numpy2_array_to_r_is_a_clear_error(tmp_path):
+    numpy_major = int(__import__("numpy").__version__.split(".")[0])
+    if numpy_major < 2:
+        pytest.skip("this interpreter has numpy < 2")
+    script = tmp_path / "convert.R"
+    script.write_text(
+        "library(reticulate)\n"
+        f"use_python({str(sys.executable)!r}, required = TRUE)\n"
+        f"source({str(R_DIR / 'numpy2.R')!r})\n"
+        "cat('scalar', py_to_r(import_builtins(convert = FALSE)$float(2.5)), '\\n')\n"
+        "x <- py_to_r(import('numpy', convert = FALSE)$zeros(3L))\n"
+        "cat('converted to', class(x), '\\n')\n")
+    proc = subprocess.run(["Rscript", str(script)], capture_output=True, text=True, timeout=300)
+    assert "scalar 2.5" in proc.stdout, proc.stdout + proc.stderr  # Python scalars still convert
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "cannot convert numpy 2" in proc.stderr and "converted to" not in proc.stdout
+
+
+def test_every_r_row_has_its_task_files():
+    for framework in ("r_mxnet", "r_keras"):
+        declared = capabilities.declared(framework)
+        folder = R_DIR / declared["r_models"]
+        assert (folder / "common.R").is_file()
+        for task in declared["capabilities"]["tasks"]:
+            assert (folder / f"{task}.R").is_file(), (framework, task)
