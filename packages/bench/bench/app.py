@@ -18,6 +18,7 @@ from . import (
     peak,
     profiles,
     project_dir,
+    r_worker,
     results,
     sizes,
     slurm,
@@ -155,6 +156,8 @@ def _run(cfg, run_dir, result):
     python, found_by = environments.find_python(cfg.framework)
     result["worker"] = {"python": python, "found_by": found_by,
                         "library_path": library_path(cfg, python)}
+    if cfg.framework.r_models:  # R's BLAS is global in the R worker's process: it moves speed
+        result["worker"]["r_blas"] = r_worker.blas(r_worker.rscript())
     env = worker_environment(cfg, python)
     prepared = data.prepare(cfg.task, cfg.data, cfg.preset)
     result["data"] = prepared

@@ -147,6 +147,9 @@ class FrameworkConfig:
     # glob): the driven framework's BLAS, which R's own (Debian: the reference BLAS, global in
     # the R process) would otherwise stand in for
     r_preload: List[str] = field(default_factory=list)
+    # an R row whose framework calls CBLAS (MXNet's cblas_sgemm): R's process-wide BLAS takes
+    # those calls, so R's reference BLAS is refused (bench/r_worker.py) instead of timed
+    r_cblas: bool = False
     tuning: TuningConfig = field(default_factory=TuningConfig)
 
     def __post_init__(self):

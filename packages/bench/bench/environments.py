@@ -46,7 +46,7 @@ def find_python(fw):
     """(interpreter, how it was found) for a FrameworkConfig, or EnvironmentNotFound; for a
     row written in R (fw.r_models), R and reticulate are checked first."""
     if fw.r_models:
-        r_worker.check(fw.name)
+        r_worker.check(fw.name, fw.r_cblas)
     modules = (fw.package, fw.module, "bench_shared")
     if fw.python:
         if not Path(fw.python).exists():

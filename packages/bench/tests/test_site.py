@@ -35,6 +35,10 @@ def test_frameworks_and_their_code_come_from_conf_and_the_source_tree(views):
         for source in view.sources:
             assert not source.missing, source.missing
             label, path = source.files[0]
+            if source.package.startswith("r/"):  # a row written in R: packages/r/<models>/
+                assert label == f"{source.package}/{view.task}.R" and path.is_file()
+                assert "r/worker.R" in dict(source.files)  # the R worker
+                continue
             package = source.package.replace(".", "/")
             assert label == f"{package}/{view.task}.py" and path.is_file()
             assert f"{package}/__init__.py" in dict(source.files)  # the package's set-up
@@ -42,7 +46,9 @@ def test_frameworks_and_their_code_come_from_conf_and_the_source_tree(views):
     cnn = views["cnn"]
     assert cnn.source_of["chainer"] == cnn.source_of["chainer_ideep"]
     assert cnn.source_of["keras"] == cnn.source_of["keras_jax"] == cnn.source_of["keras_torch"]
-    packages = {fw.package for fw in rosetta.frameworks(bench.conf_dir())
+    # an R row has its own column, though it drives the same package as a Python one
+    assert cnn.source_of["r_mxnet"] != cnn.source_of["gluon"]
+    packages = {fw.source_key for fw in rosetta.frameworks(bench.conf_dir())
                 if fw.name in declaring["cnn"]}
     columns = {cnn.source_of[n] for n in declaring["cnn"]}
     assert len(columns) == len(packages) < len(declaring["cnn"])
@@ -67,13 +73,18 @@ def _text(lines):
     return "\n".join(html.unescape(re.sub(r"<[^>]+>", "", line.html)) for line in lines)
 
 
+def defined(source):
+    """The top-level names of a source's task module (Python or R)."""
+    path = source.files[0][1]
+    return {name for name, _ in rosetta.anchors(path.read_text(), path.suffix == ".R")}
+
+
 @pytest.mark.parametrize("task", ["cnn", "resnet50", "rnn"])
 def test_the_contracts_functions_sit_on_one_row_in_every_framework(views, task):
     """Every name that all frameworks' task modules define (the worker's build_model,
     train_epoch, predict at least; weight loading, whatever it is called now) is on one row."""
     view = views[task]
-    shared = set.intersection(*({a for a, _ in rosetta.anchors(s.files[0][1].read_text())}
-                                for s in view.sources))
+    shared = set.intersection(*(defined(s) for s in view.sources))
     assert CONTRACT[task] <= shared
     for name in shared:
         rows = {s.id: _rows_of(view, s, name)[0] for s in view.sources}
@@ -89,6 +100,13 @@ def test_blocks_cut_at_top_level_definitions_with_their_decorators_and_comments(
               '    return 1\nX = 2\n\n\nclass C:\n    pass\ng = f\n')
     assert [(b.key, b.start, b.end) for b in rosetta.blocks(source, "file:m.py")] == [
         ("file:m.py", 0, 4), ("f", 4, 9), ("X", 9, 12), ("C", 12, 14), ("g", 14, 15)]
+
+
+def test_r_files_are_cut_at_their_top_level_assignments_with_their_comments():
+    source = ("# the model\nCNN <- spec$CNN\n\n# why f\nf <- function(x) {\n"
+              "  inner <- 1\n  x\n}\nslots <- function(m) m\n")
+    assert [(b.key, b.start, b.end) for b in rosetta.blocks(source, "file:m.R", r=True)] == [
+        ("file:m.R", 0, 3), ("f", 3, 8), ("slots", 8, 9)]
 
 
 def test_alignment_keeps_each_order_and_shares_rows_by_name():

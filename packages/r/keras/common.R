@@ -32,13 +32,13 @@ items <- function(sequence) {
 slot_table <- function(task, places) weights$slots(task, unname(places))
 
 # One epoch of fit over the runtime's batch order; Keras' mean loss of the epoch.
-train_epoch <- function(model, batches) {
+keras_train_epoch <- function(model, batches) {
   history <- model$fit(as_generator(batches), epochs = 1L, steps_per_epoch = py_len(batches),
                        verbose = 0L, shuffle = FALSE)
   py_to_r(builtins$float(py_get_item(py_get_item(history$history, "loss"), -1L)))
 }
 
-predict <- function(model, batches) {
+keras_predict <- function(model, batches) {
   batches <- items(builtins$list(batches))
   inputs <- as_generator(lapply(batches, tuple))  # Keras wants (inputs,) tuples
   model$predict(inputs, steps = length(batches), verbose = 0L)$astype("float32")

@@ -28,3 +28,6 @@ slots <- function(model) {
     tuple("gru.recurrent_bias", cell$bias, 1L),
     tuple("dense.weight", dense$kernel), tuple("dense.bias", dense$bias)))
 }
+
+train_epoch <- keras_train_epoch  # common.R's loops, the same for every task
+predict <- keras_predict

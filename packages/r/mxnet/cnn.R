@@ -35,3 +35,6 @@ slots <- function(model) {
     py_get_item(parameters, gsub(".", "_", name, fixed = TRUE))
   }), names))
 }
+
+train_epoch <- gluon_train_epoch  # common.R's loops, the same for every task
+predict <- gluon_predict

@@ -25,7 +25,7 @@ slot_table <- function(parameters) {
 
 # One epoch: forward and loss recorded by autograd, backward, Trainer step; the loss summed on
 # the device and read once at the end (reading it every step would stall MXNet's engine).
-train_epoch <- function(model, batches) {
+gluon_train_epoch <- function(model, batches) {
   total <- mx$nd$zeros(list(1L), ctx = model$ctx)
   steps <- 0L
   for_each_batch(batches, function(x, y) {
@@ -43,7 +43,7 @@ train_epoch <- function(model, batches) {
 }
 
 # Outputs of every batch in inference mode, copied to the host once all are queued.
-predict <- function(model, batches) {
+gluon_predict <- function(model, batches) {
   outputs <- list()
   for_each_input(batches, function(x) {
     outputs[[length(outputs) + 1L]] <<- model$net(model$to_device(x))

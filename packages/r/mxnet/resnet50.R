@@ -20,3 +20,5 @@ build_model <- function(run) {
 
 # neutral name -> Parameter, found by the zoo's structure: the Gluon row's table
 slots <- function(model) import("bench_mxnet.gluon.resnet50", convert = FALSE)$slots(model)
+
+predict <- gluon_predict  # common.R's loop, the same for every task

@@ -35,3 +35,6 @@ slots <- function(model) {
                   "gru.recurrent_bias" = gru$l0_h2h_bias,
                   "dense.weight" = dense$weight, "dense.bias" = dense$bias))
 }
+
+train_epoch <- gluon_train_epoch  # common.R's loops, the same for every task
+predict <- gluon_predict

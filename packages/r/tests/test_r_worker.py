@@ -27,6 +27,24 @@ def test_a_machine_without_rscript_is_told_what_to_install(tmp_path):
     assert "r-base-core r-cran-reticulate" in output
 
 
+def test_r_with_the_reference_blas_is_refused_for_mxnet_and_named(tmp_path):
+    # an Rscript that has reticulate and loads Debian's reference BLAS (a stand-in: R's BLAS
+    # is a property of the machine's R, not something a test may change)
+    fake = tmp_path / "bin" / "Rscript"
+    fake.parent.mkdir()
+    fake.write_text("#!/bin/sh\ncase \"$2\" in *extSoftVersion*) "
+                    "echo /usr/lib/x86_64-linux-gnu/blas/libblas.so.3;; esac\nexit 0\n")
+    fake.chmod(0o755)
+    env = dict(os.environ, PATH=f"{fake.parent}{os.pathsep}{os.path.dirname(sys.executable)}")
+    proc = subprocess.run([sys.executable, "-m", "bench", "framework=r_mxnet", "task=cnn",
+                           "preset=smoke"], cwd=tmp_path, env=env, capture_output=True,
+                          text=True, timeout=300)
+    output = proc.stdout + proc.stderr
+    assert proc.returncode != 0, output
+    assert "R's BLAS is the reference BLAS (/usr/lib/x86_64-linux-gnu/blas/" in output, output
+    assert "libopenblas0-pthread" in output
+
+
 @pytest.mark.skipif(not HAS_R, reason="Rscript is not on PATH")
 def test_converting_a_numpy2_array_to_r_is_a_clear_error(tmp_path):
     numpy_major = int(__import__("numpy").__version__.split(".")[0])

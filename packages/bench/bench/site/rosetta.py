@@ -3,10 +3,12 @@ cut into blocks at its top-level definitions, the blocks of all frameworks align
 each line highlighted by Pygments, and the lines that apply a framework switch marked.
 
 Frameworks come from conf/framework/*.yaml (`package`); their source from the checkout's
-packages/*/ or, failing that, wherever Python would find the package (found, never imported:
-the orchestrator imports no framework). Whatever top-level functions, classes and names two
-modules share (build_model, slots, train_epoch, predict, Model, ...) sit on the
-same row, so the same step is on the same line whatever the contract's current names are.
+packages/*/ (a row written in R, `r_models`: packages/r/<r_models>/<task>.R, its common.R and
+the R worker, cut at their top-level `name <- ...` assignments) or, failing that, wherever
+Python would find the package (found, never imported: the orchestrator imports no framework).
+Whatever top-level functions, classes and names two modules share (build_model, slots,
+train_epoch, predict, Model, ...) sit on the same row, so the same step is on the same line
+whatever the contract's current names are.
 """
 import ast
 import csv
@@ -19,7 +21,7 @@ from pathlib import Path
 from omegaconf import OmegaConf
 from pygments import highlight
 from pygments.formatters import HtmlFormatter
-from pygments.lexers import PythonLexer
+from pygments.lexers import PythonLexer, SLexer
 
 from bench_shared import spec
 
@@ -42,6 +44,12 @@ class Framework:
     tasks: list
     options: dict
     task_options: dict = field(default_factory=dict)  # task -> conf/task_framework overrides
+    r_models: str = None  # a row written in R: packages/r/<r_models>/
+
+    @property
+    def source_key(self):
+        """What the code view groups by: the Python package, or the R row's model folder."""
+        return f"r/{self.r_models}" if self.r_models else self.package
 
 
 def frameworks(conf: Path):
@@ -52,7 +60,8 @@ def frameworks(conf: Path):
         name = data.get("name", path.stem)
         fw = Framework(name=name, display_name=data.get("display_name") or name,
                        package=data["package"], options=data.get("options") or {},
-                       tasks=list((data.get("capabilities") or {}).get("tasks") or []))
+                       tasks=list((data.get("capabilities") or {}).get("tasks") or []),
+                       r_models=data.get("r_models"))
         for task in fw.tasks:
             override = conf / "task_framework" / f"{task}_{name}.yaml"
             if override.is_file():
@@ -133,8 +142,27 @@ class Block:
     end: int
 
 
-def anchors(source: str):
+R_ASSIGNMENT = re.compile(r"^([A-Za-z.][\w.]*)\s*<-")  # a top-level R assignment
+
+
+def r_anchors(source: str):
+    """(name, first line index) of every top-level `name <- ...` of an R file, in order."""
+    lines = source.splitlines()
+    found = []
+    for index, line in enumerate(lines):
+        match = R_ASSIGNMENT.match(line)
+        if match:
+            start = index
+            while start > 0 and lines[start - 1].startswith("#"):
+                start -= 1  # a comment that introduces the definition belongs to it
+            found.append((match.group(1), start))
+    return found
+
+
+def anchors(source: str, r=False):
     """(name, first line index) of every top-level def, class and assigned name, in order."""
+    if r:
+        return r_anchors(source)
     lines = source.splitlines()
     found = []
     for node in ast.parse(source).body:
@@ -154,10 +182,10 @@ def anchors(source: str):
     return found
 
 
-def blocks(source: str, file_key: str):
+def blocks(source: str, file_key: str, r=False):
     """The file cut at its anchors: a head block keyed by the file, then one per definition."""
     count = len(source.splitlines())
-    marks = [(file_key, 0)] + [(k, s) for k, s in anchors(source) if s > 0]
+    marks = [(file_key, 0)] + [(k, s) for k, s in anchors(source, r) if s > 0]
     result = []
     for (key, start), nxt in zip(marks, marks[1:] + [(None, count)]):
         if nxt[1] > start or key == file_key:
@@ -246,6 +274,7 @@ class Source:
 
 
 _LEXER = PythonLexer(stripnl=False, ensurenl=True)
+_R_LEXER = SLexer(stripnl=False, ensurenl=True)
 _FORMATTER = HtmlFormatter(nowrap=True)
 
 
@@ -256,8 +285,8 @@ _STYLED = set(re.findall(r"^\.code \.([\w-]+) ", _FORMATTER.get_style_defs(".cod
 _PLAIN = re.compile(r'<span class="(?!(?:%s)")[\w-]+">([^<]*)</span>' % "|".join(_STYLED))
 
 
-def highlighted_lines(source: str):
-    text = _PLAIN.sub(r"\1", highlight(source, _LEXER, _FORMATTER))
+def highlighted_lines(source: str, r=False):
+    text = _PLAIN.sub(r"\1", highlight(source, _R_LEXER if r else _LEXER, _FORMATTER))
     return text.split("\n")[:len(source.splitlines())]
 
 
@@ -277,7 +306,9 @@ class TaskView:
 
 def task_files(fw: Framework, task: str, checkout: Path = None):
     """[(label, path)]: the task module, the package modules it imports, the package itself and
-    the modules that imports."""
+    the modules that imports. A row written in R: its task file, common.R and the R worker."""
+    if fw.r_models:
+        return r_task_files(fw, task, checkout)
     directory = package_dir(fw.package, checkout)
     if directory is None:
         raise FileNotFoundError(f"package {fw.package} of framework={fw.name} not found in the "
@@ -295,15 +326,25 @@ def task_files(fw: Framework, task: str, checkout: Path = None):
     return [(str(p.relative_to(root)), p) for p in files]
 
 
+def r_task_files(fw: Framework, task: str, checkout: Path = None):
+    r_dir = (checkout or CHECKOUT) / "packages" / "r"
+    main = r_dir / fw.r_models / f"{task}.R"
+    if not main.is_file():
+        raise FileNotFoundError(f"framework={fw.name} ({task}): no {main}")
+    files = [main] + [p for p in (r_dir / fw.r_models / "common.R", r_dir / "worker.R")
+                      if p.is_file()]
+    return [(str(p.relative_to(r_dir.parent)), p) for p in files]
+
+
 def task_view(task, fws, table, checkout: Path = None):
     """The aligned code of every framework that has `task`."""
     fws = [fw for fw in fws if task in fw.tasks]
     by_package, source_of = {}, {}
     for fw in fws:
-        source = by_package.get(fw.package)
+        source = by_package.get(fw.source_key)
         if source is None:
-            sid = re.sub(r"[^A-Za-z0-9_-]", "-", fw.package)
-            source = by_package[fw.package] = Source(sid, fw.package, [], [])
+            sid = re.sub(r"[^A-Za-z0-9_-]", "-", fw.source_key)
+            source = by_package[fw.source_key] = Source(sid, fw.source_key, [], [])
             try:
                 source.files = task_files(fw, task, checkout)
             except FileNotFoundError as exc:
@@ -315,11 +356,12 @@ def task_view(task, fws, table, checkout: Path = None):
         keys, cut = [], []
         for label, path in source.files:
             text = path.read_text()
-            lines = highlighted_lines(text)
+            r = path.suffix == ".R"
+            lines = highlighted_lines(text, r)
             raw = text.splitlines()
             marks = [s for s in table if set(s.frameworks) & set(source.frameworks)]
             file_key = "file:" + Path(label).name
-            for block in blocks(text, file_key):
+            for block in blocks(text, file_key, r):
                 keys.append(block.key)
                 cut.append((label if block.key == file_key else None, [
                     Line(n + 1, lines[n], [(s.option, s.reason) for s in marks
