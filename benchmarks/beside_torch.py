@@ -1,5 +1,5 @@
-"""Every configuration of the 2026 rows (and of any framework you name) beside PyTorch's
-default, measured in alternating rounds in one window on this machine.
+"""Every configuration of the 2026 rows, and the R rows beside the frameworks they drive, next
+to PyTorch's default, measured in alternating rounds in one window on this machine.
 
     python benchmarks/beside_torch.py [--tasks cnn,rnn,resnet50] [--only flax,paddle]
         [--rounds 2] [--train-examples 1024] [--epochs 2] [--out DIR]
@@ -38,7 +38,11 @@ CONFIGURATIONS = [
     ("keras", [], ("cnn", "rnn", "resnet50")),
     ("paddle", [], ("cnn", "rnn", "resnet50")),
     ("paddle", ["framework.options.to_static=true"], ("cnn", "rnn")),
-    ("paddle", ["framework.options.data_format=NHWC"], ("cnn", "resnet50")),
+    ("paddle", ["framework.options.data_format=NHWC"], ("cnn",)),
+    # the R rows beside the same framework driven from Python: the R layer's overhead
+    ("gluon", [], ("cnn", "rnn")),
+    ("r_mxnet", [], ("cnn", "rnn")),
+    ("r_keras", [], ("cnn", "rnn")),
     ("onnxruntime", [], ("resnet50",)),
     ("onnxruntime", ["framework.options.graph_optimization=basic"], ("resnet50",)),
     ("onnxruntime", ["framework.options.execution_mode=parallel",
