@@ -14,8 +14,10 @@ from bench_shared.timing import matmul_flops, peak_rate
 from . import weights
 
 # capabilities and options: conf/framework/keras*.yaml (checked before setup() by the runtime)
-# r_keras: the R row (packages/r/keras) driving this package's functions on JAX
-BACKENDS = {"keras": "tensorflow", "keras_jax": "jax", "keras_torch": "torch", "r_keras": "jax"}
+BACKENDS = {"keras": "tensorflow", "keras_jax": "jax", "keras_torch": "torch"}
+# the rows written in R (packages/r/keras) that drive this package's functions, and the Python
+# row whose backend and environment they use
+R_ROWS = {"r_keras": "keras_jax"}
 # Keras' mixed-precision policies: bf16/fp16 compute, float32 variables (every backend)
 POLICIES = {"fp32": "float32", "bf16": "mixed_bfloat16", "fp16": "mixed_float16"}
 DTYPES = {"fp32": "float32", "bf16": "bfloat16", "fp16": "float16"}
@@ -34,7 +36,8 @@ def backend():
 
 
 def setup(run):
-    name, wanted = run["framework"]["name"], BACKENDS[run["framework"]["name"]]
+    name = run["framework"]["name"]
+    wanted = BACKENDS[R_ROWS.get(name, name)]
     if keras.backend.backend() != wanted:
         raise NotImplementedError(
             "framework=%s runs Keras on %s, but this process's Keras uses %s: set "
