@@ -31,7 +31,7 @@ CONFIGURATIONS = [
     ("flax", [], ("cnn", "rnn", "resnet50")),
     ("flax", ["framework.options.whole_epoch=true"], ("cnn", "rnn")),
     ("flax", ["precision=bf16"], ("cnn", "rnn", "resnet50")),
-    ("flax", ["framework.options.xla_flags=--xla_cpu_use_onednn=true"], ("resnet50",)),
+    ("flax", ["framework.options.xla_flags='--xla_cpu_use_onednn=true'"], ("resnet50",)),
     ("keras_jax", [], ("cnn", "rnn", "resnet50")),
     ("keras_jax", ["framework.options.jit_compile=false"], ("resnet50",)),
     ("keras_torch", [], ("cnn", "rnn", "resnet50")),
