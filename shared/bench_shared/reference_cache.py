@@ -17,14 +17,18 @@ import numpy as np
 from . import reference, reference_train
 
 
-def cache_dir():
+def cache_root():
+    """The project's cache directory (the orchestrator's datasets live there too:
+    bench.data.cache.cache_root): $BENCH_CACHE_DIR, else $XDG_CACHE_HOME/rosetta-bench, else
+    ~/.cache/rosetta-bench."""
     if os.environ.get("BENCH_CACHE_DIR"):
-        root = os.path.expanduser(os.environ["BENCH_CACHE_DIR"])
-    else:
-        base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"),
-                                                                 ".cache")
-        root = os.path.join(base, "rosetta-bench")
-    return os.path.join(root, "reference")
+        return os.path.expanduser(os.environ["BENCH_CACHE_DIR"])
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "rosetta-bench")
+
+
+def cache_dir():
+    return os.path.join(cache_root(), "reference")
 
 
 def key(task, params, batches, optimizer):

@@ -24,6 +24,8 @@ from pathlib import Path
 
 import numpy as np
 
+from bench_shared import reference_cache
+
 from ..errors import DataError
 
 MANIFEST = "manifest.json"
@@ -31,12 +33,10 @@ CHUNK = 1 << 20
 
 
 def cache_root(configured=None) -> Path:
+    """data.cache_dir, else the project's cache directory (the workers' reference cache's)."""
     if configured:
         return Path(configured).expanduser()
-    if os.environ.get("BENCH_CACHE_DIR"):
-        return Path(os.environ["BENCH_CACHE_DIR"]).expanduser()
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(base) / "rosetta-bench"
+    return Path(reference_cache.cache_root())
 
 
 def say(message):
