@@ -76,19 +76,29 @@ def test_page_loads_without_console_errors(loaded):
     assert loaded.find_elements(By.CSS_SELECTOR, "table.results thead th button")
 
 
-def _visible_code(section):
-    cells = [c for c in section.find_elements(By.CSS_SELECTOR, "table.rosetta-code td")
-             if c.is_displayed()]
-    heads = [h.text for h in section.find_elements(By.CSS_SELECTOR, "table.rosetta-code th")
-             if h.is_displayed()]
-    return heads, cells
+# one script per query: a WebDriver round trip per element (is_displayed, text) cost a minute
+# over the page's thousands of code lines
+VISIBLE = "return Array.from(arguments[0].querySelectorAll(arguments[1]))" \
+    ".filter(e => e.getClientRects().length > 0)"
 
 
-def _definition_line(cell_row, name):
-    """The displayed `def name` lines of a row, one per visible column."""
-    return [line for line in cell_row.find_elements(By.CSS_SELECTOR, "span.line")
-            if line.is_displayed() and line.text.lstrip("0123456789 ").startswith(
-                f"def {name}")]
+def _visible(browser, root, selector):
+    return browser.execute_script(VISIBLE, root, selector)
+
+
+def _visible_code(browser, section):
+    """The displayed column headings and code cells' texts of a code section."""
+    texts = VISIBLE + ".map(e => e.innerText)"
+    return (browser.execute_script(texts, section, "table.rosetta-code th"),
+            browser.execute_script(texts, section, "table.rosetta-code td"))
+
+
+def _definition_line(browser, cell_row, name):
+    """The displayed `def name` lines of a row, one per visible column: their (x, y)."""
+    return browser.execute_script(
+        VISIBLE + ".filter(e => e.innerText.replace(/^[0-9 ]*/, '').startsWith(arguments[2]))"
+        ".map(e => [e.getBoundingClientRect().x, e.getBoundingClientRect().y])",
+        cell_row, "span.line", f"def {name}")
 
 
 def test_menus_switch_the_code_and_keep_steps_on_one_line(loaded):
@@ -96,34 +106,32 @@ def test_menus_switch_the_code_and_keep_steps_on_one_line(loaded):
     left, right = (Select(s) for s in section.find_elements(By.CSS_SELECTOR, "select"))
     left.select_by_value("torch")
     right.select_by_value("tensorflow")
-    heads, cells = _visible_code(section)
+    heads, cells = _visible_code(loaded, section)
     assert len(heads) == 2 and "PyTorch" in heads[0] and "TensorFlow" in heads[1]
-    shown = "\n".join(c.text for c in cells)
+    shown = "\n".join(cells)
     assert "nn.Sequential" in shown and "GradientTape" in shown
     assert "HybridSequential" not in shown
     row = section.find_element(By.CSS_SELECTOR, 'tr[data-key="build_model"]')
-    lines = _definition_line(row, "build_model")
-    assert len(lines) == 2 and lines[0].location["y"] == lines[1].location["y"]
-    assert lines[0].location["x"] < lines[1].location["x"]  # PyTorch on the left
+    lines = _definition_line(loaded, row, "build_model")
+    assert len(lines) == 2 and lines[0][1] == lines[1][1]
+    assert lines[0][0] < lines[1][0]  # PyTorch on the left
 
     right.select_by_value("gluon")
-    heads, cells = _visible_code(section)
-    shown = "\n".join(c.text for c in cells)
+    heads, cells = _visible_code(loaded, section)
+    shown = "\n".join(cells)
     assert "MXNet (Gluon)" in heads[1] and "HybridSequential" in shown
     assert "GradientTape" not in shown
     # a switch line of each framework is marked with its reason
-    reasons = [w.text for w in section.find_elements(By.CSS_SELECTOR, ".why")
-               if w.is_displayed()]
+    reasons = [w.text for w in _visible(loaded, section, ".why")]
     assert any(r.startswith("⚑ channels_last:") for r in reasons)
     assert any(r.startswith("⚑ hybridize:") for r in reasons)
-    switches = [s.get_attribute("data-fw") for s in
-                section.find_elements(By.CSS_SELECTOR, ".switches") if s.is_displayed()]
+    switches = [s.get_attribute("data-fw") for s in _visible(loaded, section, ".switches")]
     assert sorted(switches) == ["gluon", "torch"]
 
     left.select_by_value("gluon")  # the other side's framework: the two swap
     assert (left.first_selected_option.get_attribute("value"),
             right.first_selected_option.get_attribute("value")) == ("gluon", "torch")
-    heads, _ = _visible_code(section)
+    heads, _ = _visible_code(loaded, section)
     assert "MXNet (Gluon)" in heads[0] and "PyTorch" in heads[1]
     # whatever is shown fits the window's width (wide code and tables wrap or scroll inside)
     assert loaded.execute_script("return document.documentElement.scrollWidth <= "
