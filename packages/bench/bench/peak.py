@@ -21,6 +21,8 @@ import sys
 import time
 from pathlib import Path
 
+from bench_shared import contract
+
 from . import capabilities, environments, hostfiles, launch, sysinfo
 from .errors import BenchError
 
@@ -56,17 +58,13 @@ def record(peak, precision):
     return {"flops": entry["flops"], "framework": entry["framework"], "file": peak["file"]}
 
 
-def _supported_task(cfg_for, framework, precision, device):
-    """A composed config of the framework at this precision (with any task it runs there:
-    the peak does not depend on it), or None when it runs none."""
-    for task in capabilities.declared(framework)["capabilities"]["tasks"]:
-        cfg = cfg_for(framework, task, precision, device)
-        try:
-            capabilities.check(cfg)
-            return cfg
-        except BenchError:
-            continue
-    return None
+def _supported_task(framework, precision, device):
+    """A task the framework runs at this precision by its declaration (the peak does not
+    depend on which), or None; read without composing a config (Hydra: a second each)."""
+    declared = capabilities.declared(framework)["capabilities"]
+    return next((task for task in declared["tasks"]
+                 if contract.unsupported(declared, framework, task, device, precision) is None),
+                None)
 
 
 def measure(frameworks, device, out_dir: Path):
@@ -77,15 +75,26 @@ def measure(frameworks, device, out_dir: Path):
     figures, measured_in = {}, {}
     for fw in frameworks:
         figures[fw] = {}
+        missing = None  # the first precision's "not installed": the same for the second
         for precision in PRECISIONS:
-            cfg = _supported_task(compose_config, fw, precision, device)
+            task = _supported_task(fw, precision, device)
+            cfg = task and compose_config(fw, task, precision, device)
+            try:
+                if cfg is not None:
+                    capabilities.check(cfg)  # what only this machine tells (a GPU?)
+            except BenchError:
+                cfg = None
             if cfg is None:
                 figures[fw][precision] = "unsupported"
+                continue
+            if missing:
+                figures[fw][precision] = missing
                 continue
             try:
                 python, _ = environments.find_python(cfg.framework)
             except BenchError:
-                figures[fw][precision] = f"not installed (nox -s {cfg.framework.nox_session})"
+                missing = figures[fw][precision] = (
+                    f"not installed (nox -s {cfg.framework.nox_session})")
                 continue
             same = measured_in.get((python, cfg.framework.module, precision))
             if same:  # e.g. gluon and mxnet: one environment, one GEMM
