@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from test_trust import children, gone, read_until, start
 
-SMALL = ["preset.train_examples=1024", "preset.test_examples=256"]
+SMALL = ["preset.train_examples=1024", "preset.test_examples=256", "preset.epochs=1"]
 linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"),
                                 reason="/proc and the parent-death signal are Linux's")
 
