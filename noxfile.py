@@ -21,6 +21,10 @@ CONFORMANCE = "shared/tests/test_conformance.py"  # every framework's maths, in-
 # each pytest run lists its slowest tests: where CI's minutes go (its budget is 45)
 SLOWEST = ["--durations=8"]
 KERAS = "keras==3.15.1"  # the Keras that tensorflow-cpu==2.21.0 brings, on every backend
+# Keras 2.3.1, the last multi-backend Keras (2.4 on need TensorFlow): keras_cntk's, with its
+# dependencies pinned as pip 21.3.1 resolves them on Python 3.6 (h5py's cached-property too)
+KERAS2_PY36 = ["keras==2.3.1", "keras-applications==1.0.8", "keras-preprocessing==1.1.2",
+               "h5py==3.1.0", "cached-property==1.5.2", "pyyaml==6.0.1", "six==1.17.0"]
 
 
 def find_python(version):
@@ -178,14 +182,17 @@ FRAMEWORKS = {
         # CNTK 2.7 (2019, its last release) has wheels for CPython <= 3.6 only: built from a
         # Python 3.6 found on the machine, with the last pip for 3.6; the runtime's own tests
         # run there too (shared/ proves itself on 3.6); cntk_e2e runs `python -m bench
-        # framework=cntk` from the orchestrator's interpreter
-        "frameworks": ["cntk"],
+        # framework=cntk` from the orchestrator's interpreter. Keras 2.3.1 on CNTK
+        # (framework=keras_cntk, packages/keras2) shares the environment and its pins;
+        # KERAS_BACKEND=cntk for the in-process tests (its YAML's `env` for workers)
+        "frameworks": ["cntk", "keras_cntk"],
         "python": find_python("3.6"),
         "needs_python": ("3.6", "CNTK 2.7"),
         "venv_backend": "venv",
         "pip": "pip==21.3.1",
         "package": "packages/cntk",
-        "requires": ["numpy==1.19.5", "scipy==1.5.4", "cntk==2.7.post2"],
+        "depends": ["packages/keras2"],
+        "requires": ["numpy==1.19.5", "scipy==1.5.4", "cntk==2.7.post2", *KERAS2_PY36],
         "runtime_tests": True,  # Python 3.6, numpy 1.19: the oldest a worker runs
         "test_requires": ["pytest<7.1", "pyyaml<6.1"],
         "worker_only": True,
@@ -193,7 +200,7 @@ FRAMEWORKS = {
         # CNTK links OpenMPI 1.10's sonames: symlinks to OpenMPI 4's inside the environment,
         # where conf/framework/cntk.yaml's library_path ("{prefix}/lib/bench-mpi-shim") looks
         "install_step": ["python", "-W", "ignore::UserWarning", "-m", "bench_cntk.mpi_shim"],
-        "test_env": {"LD_LIBRARY_PATH": "{venv}/lib/bench-mpi-shim"},
+        "test_env": {"LD_LIBRARY_PATH": "{venv}/lib/bench-mpi-shim", "KERAS_BACKEND": "cntk"},
         "pytest_args": ["-W", "ignore::DeprecationWarning"],  # CNTK's inspect.getargspec
     },
     "onnxruntime": {
