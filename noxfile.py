@@ -203,6 +203,20 @@ FRAMEWORKS = {
         "test_env": {"LD_LIBRARY_PATH": "{venv}/lib/bench-mpi-shim", "KERAS_BACKEND": "cntk"},
         "pytest_args": ["-W", "ignore::DeprecationWarning"],  # CNTK's inspect.getargspec
     },
+    "theano": {
+        # Theano 1.0.5 (2020, its last release) and Lasagne 0.1 (2015, PyPI's only release):
+        # Python 3.11 (Theano 1.0.5 imports on <= 3.11; 3.12 removed what it needs), numpy 1.23
+        # (Theano uses numpy APIs removed in 1.24) and scipy's OpenBLAS for Theano's BLAS
+        # (bench_lasagne/theano_runtime.py: the shims). One environment for every Theano
+        # front end (lasagne; Keras 2 on Theano joins it), as the pins are one. Both are
+        # sdists whose setup.py needs setuptools (pkg_resources) at build time
+        "frameworks": ["lasagne"],
+        "python": find_python("3.11"),
+        "needs_python": ("3.11", "Theano 1.0.5"),
+        "package": "packages/lasagne",
+        "build_requires": ["setuptools<70", "wheel"],
+        "requires": ["numpy==1.23.5", "scipy==1.10.1", "Theano==1.0.5", "lasagne==0.1"],
+    },
     "onnxruntime": {
         # an inference runtime: resnet50 only; the graph is built from the neutral weights
         # with onnx's helpers (no other framework). The CPU wheel here; for CUDA
