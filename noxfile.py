@@ -210,12 +210,18 @@ FRAMEWORKS = {
         # (bench_lasagne/theano_runtime.py: the shims). One environment for every Theano
         # front end (lasagne; Keras 2 on Theano joins it), as the pins are one. Both are
         # sdists whose setup.py needs setuptools (pkg_resources) at build time
-        "frameworks": ["lasagne"],
+        # Keras 2.3.1 on Theano (framework=keras_theano, packages/keras2) shares it, with
+        # bench_lasagne's runtime set-up; KERAS_BACKEND=theano for the in-process tests (its
+        # YAML's `env` for workers)
+        "frameworks": ["lasagne", "keras_theano"],
         "python": find_python("3.11"),
         "needs_python": ("3.11", "Theano 1.0.5"),
         "package": "packages/lasagne",
+        "depends": ["packages/keras2"],
         "build_requires": ["setuptools<70", "wheel"],
-        "requires": ["numpy==1.23.5", "scipy==1.10.1", "Theano==1.0.5", "lasagne==0.1"],
+        "requires": ["numpy==1.23.5", "scipy==1.10.1", "Theano==1.0.5", "lasagne==0.1",
+                     "keras==2.3.1"],
+        "test_env": {"KERAS_BACKEND": "theano"},
     },
     "onnxruntime": {
         # an inference runtime: resnet50 only; the graph is built from the neutral weights
