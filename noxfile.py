@@ -21,10 +21,13 @@ CONFORMANCE = "shared/tests/test_conformance.py"  # every framework's maths, in-
 # each pytest run lists its slowest tests: where CI's minutes go (its budget is 45)
 SLOWEST = ["--durations=8"]
 KERAS = "keras==3.15.1"  # the Keras that tensorflow-cpu==2.21.0 brings, on every backend
-# Keras 2.3.1, the last multi-backend Keras (2.4 on need TensorFlow): keras_cntk's, with its
-# dependencies pinned as pip 21.3.1 resolves them on Python 3.6 (h5py's cached-property too)
+# Keras 2.3.1, the last multi-backend Keras (2.4 on need TensorFlow), with its dependencies
+# pinned as pip resolves them: keras_cntk's on Python 3.6 (pip 21.3.1; h5py's cached-property
+# too), keras_theano's on Python 3.11
 KERAS2_PY36 = ["keras==2.3.1", "keras-applications==1.0.8", "keras-preprocessing==1.1.2",
                "h5py==3.1.0", "cached-property==1.5.2", "pyyaml==6.0.1", "six==1.17.0"]
+KERAS2_PY311 = ["keras==2.3.1", "keras-applications==1.0.8", "keras-preprocessing==1.1.2",
+                "h5py==3.16.0", "pyyaml==6.0.4", "six==1.17.0"]
 
 
 def find_python(version):
@@ -220,7 +223,7 @@ FRAMEWORKS = {
         "depends": ["packages/keras2"],
         "build_requires": ["setuptools<70", "wheel"],
         "requires": ["numpy==1.23.5", "scipy==1.10.1", "Theano==1.0.5", "lasagne==0.1",
-                     "keras==2.3.1"],
+                     *KERAS2_PY311],
         "test_env": {"KERAS_BACKEND": "theano"},
     },
     "onnxruntime": {

@@ -4,7 +4,10 @@ Keras 2's layer layouts are Keras 3's, and the same on CNTK and Theano: convolut
 are H x W x I x O (neutral O x I x H x W) whatever image_data_format says; Keras' GRU orders
 its gates z, r, n (neutral r, z, n) and stacks its two bias vectors into one (2, 3*units)
 variable (one slot per row); batch norm's statistics are moving_mean and moving_variance; dense
-kernels are (in, out) in both. Unlike Keras 3 (NHWC) the CNN's flatten keeps the neutral
+kernels are (in, out) in both. On Theano a Keras 2 kernel is also flipped in H and W: Keras'
+Theano backend calls T.nnet.conv2d with its default filter_flip=True, a true convolution,
+where CNTK (and TensorFlow, and SPEC) cross-correlate (Keras 2 shipped
+keras.utils.convert_all_kernels_in_model to move weights between the two). Unlike Keras 3 (NHWC) the CNN's flatten keeps the neutral
 C, H, W row order (cnn.py). Native tensors are keyed by their variable names, read with
 K.get_value and written with K.set_value (both backend-neutral). Loading, exporting and the
 completeness check are the runtime's (bench_shared.slots).
@@ -24,9 +27,20 @@ def swap_first_two_gates(a):
     return np.concatenate([z, r, n], axis=-1)
 
 
+def conv_oihw_to_flipped_hwio(kernel):
+    """Neutral O x I x H x W -> H x W x I x O, flipped in H and W (Theano's true convolution)."""
+    return np.ascontiguousarray(protocol.conv_oihw_to_hwio(kernel)[::-1, ::-1])
+
+
+def conv_flipped_hwio_to_oihw(kernel):
+    return protocol.conv_hwio_to_oihw(np.asarray(kernel)[::-1, ::-1])
+
+
 def conversions(task, name):
     """(to_native, from_native) of one neutral tensor."""
     if len(neutral.layout(task)[name]) == 4:
+        if K.backend() == "theano":
+            return conv_oihw_to_flipped_hwio, conv_flipped_hwio_to_oihw
         return protocol.conv_oihw_to_hwio, protocol.conv_hwio_to_oihw
     if name.startswith("gru."):
         return swap_first_two_gates, swap_first_two_gates
