@@ -9,7 +9,6 @@ import os
 import numpy as np
 
 from bench_lasagne import theano_runtime
-
 from bench_shared.timing import matmul_flops, peak_rate
 
 theano_runtime.configure()

@@ -7,10 +7,11 @@ variable (one slot per row); batch norm's statistics are moving_mean and moving_
 kernels are (in, out) in both. On Theano a Keras 2 kernel is also flipped in H and W: Keras'
 Theano backend calls T.nnet.conv2d with its default filter_flip=True, a true convolution,
 where CNTK (and TensorFlow, and SPEC) cross-correlate (Keras 2 shipped
-keras.utils.convert_all_kernels_in_model to move weights between the two). Unlike Keras 3 (NHWC) the CNN's flatten keeps the neutral
-C, H, W row order (cnn.py). Native tensors are keyed by their variable names, read with
-K.get_value and written with K.set_value (both backend-neutral). Loading, exporting and the
-completeness check are the runtime's (bench_shared.slots).
+keras.utils.convert_all_kernels_in_model to move weights between the two). Unlike Keras 3
+(NHWC) the CNN's flatten keeps the neutral C, H, W row order (cnn.py). Native tensors are
+keyed by their variable names, read with K.get_value and written with K.set_value (both
+backend-neutral). Loading, exporting and the completeness check are the runtime's
+(bench_shared.slots).
 """
 import collections
 

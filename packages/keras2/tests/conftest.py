@@ -5,9 +5,8 @@ as the orchestrator writes them (the cntk environment, Python 3.6, has no orches
 import os
 
 import yaml
-from keras import backend as K
 
-import bench_keras2
+import bench_keras2  # first: its backend's set-up (Theano's shims) precedes keras' import
 from bench_shared import contract
 
 CONF = os.environ.get("BENCH_CONF_DIR") or os.path.join(
@@ -19,7 +18,8 @@ def declared(name):
         return yaml.safe_load(f)
 
 
-FRAMEWORK = {backend: name for name, backend in bench_keras2.BACKENDS.items()}[K.backend()]
+FRAMEWORK = {backend: name for name, backend in bench_keras2.BACKENDS.items()}[
+    bench_keras2.K.backend()]
 
 
 def make_run(task, name=FRAMEWORK):
