@@ -204,6 +204,7 @@ FRAMEWORKS = {
         # where conf/framework/cntk.yaml's library_path ("{prefix}/lib/bench-mpi-shim") looks
         "install_step": ["python", "-W", "ignore::UserWarning", "-m", "bench_cntk.mpi_shim"],
         "test_env": {"LD_LIBRARY_PATH": "{venv}/lib/bench-mpi-shim", "KERAS_BACKEND": "cntk"},
+        "also_tests": ["packages/keras2/tests"],  # Keras 2's own, on CNTK
         "pytest_args": ["-W", "ignore::DeprecationWarning"],  # CNTK's inspect.getargspec
     },
     "theano": {
@@ -225,6 +226,7 @@ FRAMEWORKS = {
         "requires": ["numpy==1.23.5", "scipy==1.10.1", "Theano==1.0.5", "lasagne==0.1",
                      *KERAS2_PY311],
         "test_env": {"KERAS_BACKEND": "theano"},
+        "also_tests": ["packages/keras2/tests"],  # Keras 2's own, on Theano
     },
     "onnxruntime": {
         # an inference runtime: resnet50 only; the graph is built from the neutral weights
