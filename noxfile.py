@@ -209,8 +209,9 @@ FRAMEWORKS = {
     },
     "theano": {
         # Theano 1.0.5 (2020, its last release) and Lasagne 0.1 (2015, PyPI's only release):
-        # Python 3.11 (Theano 1.0.5 imports on <= 3.11; 3.12 removed what it needs), numpy 1.23
-        # (Theano uses numpy APIs removed in 1.24) and scipy's OpenBLAS for Theano's BLAS
+        # Python 3.11 (3.12 removed distutils and imp, which Theano imports, and numpy 1.23 has
+        # no 3.12 wheels), numpy 1.23 (Theano uses numpy.distutils and aliases removed in 1.24)
+        # and scipy's OpenBLAS for Theano's BLAS
         # (bench_lasagne/theano_runtime.py: the shims). One environment for every Theano
         # front end (lasagne; Keras 2 on Theano joins it), as the pins are one. Both are
         # sdists whose setup.py needs setuptools (pkg_resources) at build time
