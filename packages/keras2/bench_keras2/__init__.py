@@ -35,6 +35,10 @@ from keras import backend as K  # noqa: E402
 from . import weights  # noqa: E402
 
 _options = {}
+# Keras 2's graph functions' build seconds in this process, by "<model>.<train|predict>" (on
+# Theano: its compile to C): filled by common.build_functions in build_model, recorded with
+# the settings (setup() returns this dict), apart from every timed region but "build"
+compile_seconds = {}
 
 
 def options():
@@ -62,8 +66,10 @@ def setup(run):
     K.set_image_data_format("channels_first")
     K.set_floatx("float32")
     np.random.seed(run["seed"])  # Keras 2 draws its initialisers' and dropout's seeds from it
+    compile_seconds.clear()
     settings.update(backend=K.backend(), image_data_format=K.image_data_format(),
-                    keras_home=os.environ["KERAS_HOME"])
+                    keras_home=os.environ["KERAS_HOME"], compile_seconds=compile_seconds)
+    settings.update({k: v for k, v in _options.items() if k not in settings})
     return settings
 
 

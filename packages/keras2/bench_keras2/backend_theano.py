@@ -1,9 +1,10 @@
 """Keras 2 on Theano 1.0.5: Theano's set-up, as framework=lasagne does it
 (bench_lasagne.theano_runtime: three shims for Python 3.11 and numpy 1.23, THEANO_FLAGS with
 float32, the CPU and the compile directory inside the environment), applied when this module
-is imported: before keras, whose Theano backend imports theano. Threads: Theano's C ops and
-its BLAS (scipy's OpenBLAS) read OMP_NUM_THREADS / OPENBLAS_NUM_THREADS when they load (every
-core by default); they are recorded with every result (speed_variables), not set here."""
+is imported: before keras, whose Theano backend imports theano. Then, per run, the same
+switches as framework=lasagne: threads (OMP_NUM_THREADS for Theano's OpenMP ops, OpenBLAS'
+own count) and theano.config.openmp, read by each op when Keras builds the graph."""
+import ctypes
 import os
 
 import numpy as np
@@ -21,13 +22,32 @@ def configure(run, options):
         raise NotImplementedError("device=%s: Keras 2 on Theano runs on the CPU here (Theano's "
                                   "GPU back end, libgpuarray, is not installed)"
                                   % run["device"]["name"])
-    applied = theano_runtime.applied()
-    return {"device": theano.config.device, "floatX": theano.config.floatX,
-            "threads": os.environ.get("OMP_NUM_THREADS") or "every core (OpenMP's default)",
-            "openmp": bool(theano.config.openmp), "blas": theano.config.blas.ldflags,
-            "compile_dir": theano.config.compiledir,
-            "theano_flags": {k: v["value"] for k, v in applied["theano_flags"].items()},
-            "python_scan": applied["python_scan"]}
+    if not theano.config.cxx:
+        raise RuntimeError("Theano found no C++ compiler (g++): without one it runs every op in "
+                           "Python, orders of magnitude slower; install g++ (apt-get install g++)")
+    threads = options["threads"] or len(os.sched_getaffinity(0))
+    theano.config.openmp = bool(options["openmp"])
+    os.environ["OMP_NUM_THREADS"] = str(threads)  # GNU OpenMP reads it when its first op loads
+    blas = _scipy_openblas()
+    blas_threads = None
+    if blas is not None and hasattr(blas, "openblas_set_num_threads"):
+        blas.openblas_set_num_threads(threads)
+        blas_threads = blas.openblas_get_num_threads()
+    flags = theano_runtime.applied()
+    return {"device": "cpu", "floatX": theano.config.floatX, "openmp": theano.config.openmp,
+            "omp_num_threads": threads, "blas_threads": blas_threads,
+            "blas_ldflags": theano.config.blas.ldflags, "compiledir": theano.config.compiledir,
+            "theano_flags": flags["theano_flags"], "python_scan": flags["python_scan"]}
+
+
+def _scipy_openblas():
+    """scipy's OpenBLAS, the BLAS Theano's C ops link (theano_runtime), opened by path: the
+    same handle as the loaded library's."""
+    found = theano_runtime.scipy_openblas()
+    if found is None:
+        return None
+    directory, name = found
+    return ctypes.CDLL(os.path.join(directory, "lib%s.so" % name))
 
 
 def versions():
@@ -35,10 +55,10 @@ def versions():
 
 
 def peak_flops(precision, size=2048):
-    """Measured dense matrix-multiply FLOP/s (a compiled theano.function: Theano's Gemm on its
-    BLAS), the utilisation denominator."""
+    """Measured dense matrix-multiply FLOP/s (a compiled theano.function: Theano's Dot22 on
+    scipy's OpenBLAS), the utilisation denominator."""
     a = theano.shared(np.random.RandomState(0).randn(size, size).astype(np.float32))
-    product = theano.function([], theano.tensor.dot(a, a))
+    product = theano.function([], theano.tensor.dot(a, a).sum())  # the sum keeps the C op
 
     def work(n):
         for _ in range(n):

@@ -1,8 +1,10 @@
 """Keras 2's own training and inference API, shared by the task modules and the same on both
 backends: compile, fit, predict, each fed the runtime's batches in its order on this thread."""
+import time
+
 import keras
 
-from . import options  # noqa: F401  (the package's options, as in bench_keras)
+from . import compile_seconds
 
 
 def compile_model(model, optimizer, loss=None):
@@ -18,10 +20,12 @@ def compile_model(model, optimizer, loss=None):
 
 
 def build_functions(model, train):
-    """Keras 2's graph functions, built (Theano: compiled) now rather than on first use."""
-    if train:
-        model._make_train_function()
-    model._make_predict_function()
+    """Keras 2's graph functions, built (Theano: compiled) now rather than on first use; their
+    seconds recorded apart (framework.settings.compile_seconds)."""
+    for kind in (["train"] if train else []) + ["predict"]:
+        start = time.perf_counter()
+        getattr(model, "_make_%s_function" % kind)()
+        compile_seconds["%s.%s" % (model.name, kind)] = round(time.perf_counter() - start, 3)
 
 
 def _generator(batches):
