@@ -214,7 +214,7 @@ FRAMEWORKS = {
         # and scipy's OpenBLAS for Theano's BLAS
         # (bench_lasagne/theano_runtime.py: the shims). One environment for every Theano
         # front end (lasagne; Keras 2 on Theano joins it), as the pins are one. Both are
-        # sdists whose setup.py needs setuptools (pkg_resources) at build time
+        # sdists whose setup.py needs setuptools (pkg_resources) at build time.
         # Keras 2.3.1 on Theano (framework=keras_theano, packages/keras2) shares it, with
         # bench_lasagne's runtime set-up; KERAS_BACKEND=theano for the in-process tests (its
         # YAML's `env` for workers)

@@ -40,6 +40,8 @@ def test_keras_resnet50_keeps_its_conv_biases_apart():
     assert biases and not any(np.any(K.get_value(v)) for v in biases)
     assert {layer.epsilon for layer in model.layers if hasattr(layer, "moving_mean")} == \
         {1.001e-5}  # keras.applications.resnet's, not the older ResNet50's 1e-3
+    # its predict function built (Theano: compiled) at build time, its seconds recorded apart
+    assert list(bench_keras2.compile_seconds) == [model.name + ".predict"]
 
 
 @pytest.mark.parametrize("other", sorted(set(bench_keras2.BACKENDS) - {FRAMEWORK}))
