@@ -21,6 +21,13 @@ CONFORMANCE = "shared/tests/test_conformance.py"  # every framework's maths, in-
 # each pytest run lists its slowest tests: where CI's minutes go (its budget is 45)
 SLOWEST = ["--durations=8"]
 KERAS = "keras==3.15.1"  # the Keras that tensorflow-cpu==2.21.0 brings, on every backend
+# Keras 2.3.1, the last multi-backend Keras (2.4 on need TensorFlow), with its dependencies
+# pinned as pip resolves them: keras_cntk's on Python 3.6 (pip 21.3.1; h5py's cached-property
+# too), keras_theano's on Python 3.11
+KERAS2_PY36 = ["keras==2.3.1", "keras-applications==1.0.8", "keras-preprocessing==1.1.2",
+               "h5py==3.1.0", "cached-property==1.5.2", "pyyaml==6.0.1", "six==1.17.0"]
+KERAS2_PY311 = ["keras==2.3.1", "keras-applications==1.0.8", "keras-preprocessing==1.1.2",
+                "h5py==3.16.0", "pyyaml==6.0.4", "six==1.17.0"]
 
 
 def find_python(version):
@@ -178,14 +185,17 @@ FRAMEWORKS = {
         # CNTK 2.7 (2019, its last release) has wheels for CPython <= 3.6 only: built from a
         # Python 3.6 found on the machine, with the last pip for 3.6; the runtime's own tests
         # run there too (shared/ proves itself on 3.6); cntk_e2e runs `python -m bench
-        # framework=cntk` from the orchestrator's interpreter
-        "frameworks": ["cntk"],
+        # framework=cntk` from the orchestrator's interpreter. Keras 2.3.1 on CNTK
+        # (framework=keras_cntk, packages/keras2) shares the environment and its pins;
+        # KERAS_BACKEND=cntk for the in-process tests (its YAML's `env` for workers)
+        "frameworks": ["cntk", "keras_cntk"],
         "python": find_python("3.6"),
         "needs_python": ("3.6", "CNTK 2.7"),
         "venv_backend": "venv",
         "pip": "pip==21.3.1",
         "package": "packages/cntk",
-        "requires": ["numpy==1.19.5", "scipy==1.5.4", "cntk==2.7.post2"],
+        "depends": ["packages/keras2"],
+        "requires": ["numpy==1.19.5", "scipy==1.5.4", "cntk==2.7.post2", *KERAS2_PY36],
         "runtime_tests": True,  # Python 3.6, numpy 1.19: the oldest a worker runs
         "test_requires": ["pytest<7.1", "pyyaml<6.1"],
         "worker_only": True,
@@ -193,8 +203,31 @@ FRAMEWORKS = {
         # CNTK links OpenMPI 1.10's sonames: symlinks to OpenMPI 4's inside the environment,
         # where conf/framework/cntk.yaml's library_path ("{prefix}/lib/bench-mpi-shim") looks
         "install_step": ["python", "-W", "ignore::UserWarning", "-m", "bench_cntk.mpi_shim"],
-        "test_env": {"LD_LIBRARY_PATH": "{venv}/lib/bench-mpi-shim"},
+        "test_env": {"LD_LIBRARY_PATH": "{venv}/lib/bench-mpi-shim", "KERAS_BACKEND": "cntk"},
+        "also_tests": ["packages/keras2/tests"],  # Keras 2's own, on CNTK
         "pytest_args": ["-W", "ignore::DeprecationWarning"],  # CNTK's inspect.getargspec
+    },
+    "theano": {
+        # Theano 1.0.5 (2020, its last release) and Lasagne 0.1 (2015, PyPI's only release):
+        # Python 3.11 (3.12 removed distutils and imp, which Theano imports, and numpy 1.23 has
+        # no 3.12 wheels), numpy 1.23 (Theano uses numpy.distutils and aliases removed in 1.24)
+        # and scipy's OpenBLAS for Theano's BLAS
+        # (bench_lasagne/theano_runtime.py: the shims). One environment for every Theano
+        # front end (lasagne; Keras 2 on Theano joins it), as the pins are one. Both are
+        # sdists whose setup.py needs setuptools (pkg_resources) at build time.
+        # Keras 2.3.1 on Theano (framework=keras_theano, packages/keras2) shares it, with
+        # bench_lasagne's runtime set-up; KERAS_BACKEND=theano for the in-process tests (its
+        # YAML's `env` for workers)
+        "frameworks": ["lasagne", "keras_theano"],
+        "python": find_python("3.11"),
+        "needs_python": ("3.11", "Theano 1.0.5"),
+        "package": "packages/lasagne",
+        "depends": ["packages/keras2"],
+        "build_requires": ["setuptools<70", "wheel"],
+        "requires": ["numpy==1.23.5", "scipy==1.10.1", "Theano==1.0.5", "lasagne==0.1",
+                     *KERAS2_PY311],
+        "test_env": {"KERAS_BACKEND": "theano"},
+        "also_tests": ["packages/keras2/tests"],  # Keras 2's own, on Theano
     },
     "onnxruntime": {
         # an inference runtime: resnet50 only; the graph is built from the neutral weights
