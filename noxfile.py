@@ -228,6 +228,11 @@ FRAMEWORKS = {
                      *KERAS2_PY311],
         "test_env": {"KERAS_BACKEND": "theano"},
         "also_tests": ["packages/keras2/tests"],  # Keras 2's own, on Theano
+        # every CI session starts with a cold compile cache: g++ and Theano's graph
+        # optimiser take minutes per training graph (the GRU's most). Keras 2's GRU and
+        # ResNet-50 files are checked on CNTK in `nox -s cntk`; on Theano they run in
+        # `nox -s theano_extended`, and keras_theano's CNN (Theano's flipped kernels) here
+        "extended": "keras_theano and (rnn or resnet50)",
     },
     "onnxruntime": {
         # an inference runtime: resnet50 only; the graph is built from the neutral weights
