@@ -1,5 +1,6 @@
-"""Every configuration of the 2026 rows, and the R rows beside the frameworks they drive, next
-to PyTorch's default, measured in alternating rounds in one window on this machine.
+"""Every configuration of the 2026 rows, the R rows beside the frameworks they drive, and the
+2018 benchmark's Keras 2 and Theano rows beside CNTK's own, next to PyTorch's default, measured
+in alternating rounds in one window on this machine.
 
     python benchmarks/beside_torch.py [--tasks cnn,rnn,resnet50] [--only flax,paddle]
         [--rounds 2] [--train-examples 1024] [--epochs 2] [--out DIR]
@@ -43,6 +44,15 @@ CONFIGURATIONS = [
     ("gluon", [], ("cnn", "rnn")),
     ("r_mxnet", [], ("cnn", "rnn")),
     ("r_keras", [], ("cnn", "rnn")),
+    # the 2018 Keras 2 and Theano rows: Keras 2 beside CNTK's own API; Theano through Keras 2
+    # and Lasagne, each with Theano's OpenMP switch (compiled graphs are cached in the
+    # environment: a round's first run of a task may include a compile, never its timed epochs)
+    ("cntk", [], ("cnn", "rnn", "resnet50")),
+    ("keras_cntk", [], ("cnn", "rnn", "resnet50")),
+    ("keras_theano", [], ("cnn", "rnn", "resnet50")),
+    ("keras_theano", ["framework.options.openmp=false"], ("cnn", "resnet50")),
+    ("lasagne", [], ("cnn", "rnn", "resnet50")),
+    ("lasagne", ["framework.options.openmp=false"], ("cnn", "resnet50")),
     ("onnxruntime", [], ("resnet50",)),
     ("onnxruntime", ["framework.options.graph_optimization=basic"], ("resnet50",)),
     ("onnxruntime", ["framework.options.execution_mode=parallel",
