@@ -154,3 +154,58 @@ def versions():
     return {"theano": theano.__version__, "numpy": numpy.__version__,
             "scipy": scipy.__version__, "blas": theano.config.blas.ldflags,
             "cxx": theano.config.cxx}
+
+
+# -- per run, after configure() and `import theano`: what every Theano front end applies ----
+def openblas_handle():
+    """scipy's OpenBLAS (the BLAS Theano's C ops link), opened by path: the same handle as
+    the loaded library's; None where there is none."""
+    import ctypes
+    found = scipy_openblas()
+    if found is None:
+        return None
+    directory, name = found
+    return ctypes.CDLL(os.path.join(directory, "lib%s.so" % name))
+
+
+def cpu_setup(options):
+    """framework.options' threads and openmp applied (every Theano front end has both):
+    Theano's OpenMP ops (CorrMM's im2col + GEMM per image, large elementwise ops) are built
+    with -fopenmp, and GNU OpenMP reads OMP_NUM_THREADS when the first such module loads,
+    after this; OpenMP off, the convolution's GEMMs run one after the other on OpenBLAS'
+    threads. Returns the settings applied, with THEANO_FLAGS by origin."""
+    import theano
+    if not theano.config.cxx:
+        raise RuntimeError("Theano found no C++ compiler (g++): without one it runs every op in "
+                           "Python, orders of magnitude slower; install g++ (apt-get install g++)")
+    threads = options["threads"] or len(os.sched_getaffinity(0))
+    theano.config.openmp = bool(options["openmp"])  # read by each op when the graph is built
+    os.environ["OMP_NUM_THREADS"] = str(threads)
+    blas = openblas_handle()
+    blas_threads = None
+    if blas is not None and hasattr(blas, "openblas_set_num_threads"):
+        blas.openblas_set_num_threads(threads)
+        blas_threads = blas.openblas_get_num_threads()
+    flags = applied()
+    return {"device": "cpu", "floatX": theano.config.floatX, "mode": theano.config.mode,
+            "openmp": theano.config.openmp, "omp_num_threads": threads,
+            "blas_threads": blas_threads, "blas_ldflags": theano.config.blas.ldflags,
+            "compiledir": theano.config.compiledir, "theano_flags": flags["theano_flags"],
+            "user_theano_flags": flags["user_theano_flags"], "python_scan": flags["python_scan"]}
+
+
+def peak_flops(size=2048):
+    """Dense matrix-multiply FLOP/s of a compiled T.dot (Theano's Dot22: scipy's OpenBLAS
+    SGEMM), the utilisation denominator of every Theano front end."""
+    import numpy as np
+    import theano
+
+    from bench_shared.timing import matmul_flops, peak_rate
+
+    a = theano.shared(np.random.RandomState(0).standard_normal((size, size)).astype(np.float32))
+    matmul = theano.function([], theano.tensor.dot(a, a).sum())  # the sum keeps the C op
+
+    def work(n):
+        for _ in range(n):
+            matmul()  # returns NumPy: the product is done
+    return peak_rate(work, matmul_flops(size))
