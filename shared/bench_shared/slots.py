@@ -44,6 +44,12 @@ def conv_hwio_to_oihw(kernel):
     return np.ascontiguousarray(kernel.transpose(3, 2, 0, 1))
 
 
+def swap_first_two_gates(a):
+    """GRU gates r, z, n <-> z, r, n along the last axis (Keras' order; its own inverse)."""
+    r, z, n = np.split(a, 3, axis=-1)
+    return np.concatenate([z, r, n], axis=-1)
+
+
 def _cnn_flatten_rows(kernel, order_from, order_to):
     c, h, w = spec.CNN.conv_channels[-1], spec.CNN.input_shape[1] // 4, spec.CNN.input_shape[2] // 4
     dims = {"c": c, "h": h, "w": w}

@@ -13,16 +13,9 @@ backend-neutral). Loading, exporting and the completeness check are the runtime'
 import collections
 
 import keras
-import numpy as np
 
 from bench_shared import slots as protocol
 from bench_shared import weights as neutral
-
-
-def swap_first_two_gates(a):
-    """r, z, n <-> z, r, n along the last axis (its own inverse)."""
-    r, z, n = np.split(a, 3, axis=-1)
-    return np.concatenate([z, r, n], axis=-1)
 
 
 def conversions(task, name):
@@ -32,7 +25,7 @@ def conversions(task, name):
     if task == "cnn" and name == "dense1.weight":
         return protocol.cnn_flatten_chw_to_hwc, protocol.cnn_flatten_hwc_to_chw
     if name.startswith("gru."):
-        return swap_first_two_gates, swap_first_two_gates
+        return protocol.swap_first_two_gates, protocol.swap_first_two_gates
     return protocol.identity, protocol.identity
 
 

@@ -22,12 +22,6 @@ from bench_shared import slots as protocol
 from bench_shared import weights as neutral
 
 
-def swap_first_two_gates(a):
-    """r, z, n <-> z, r, n along the last axis (its own inverse)."""
-    r, z, n = np.split(a, 3, axis=-1)
-    return np.concatenate([z, r, n], axis=-1)
-
-
 def conv_oihw_to_flipped_hwio(kernel):
     """Neutral O x I x H x W -> H x W x I x O, flipped in H and W (Theano's true convolution)."""
     return np.ascontiguousarray(protocol.conv_oihw_to_hwio(kernel)[::-1, ::-1])
@@ -44,7 +38,7 @@ def conversions(task, name):
             return conv_oihw_to_flipped_hwio, conv_flipped_hwio_to_oihw
         return protocol.conv_oihw_to_hwio, protocol.conv_hwio_to_oihw
     if name.startswith("gru."):
-        return swap_first_two_gates, swap_first_two_gates
+        return protocol.swap_first_two_gates, protocol.swap_first_two_gates
     return protocol.identity, protocol.identity
 
 
