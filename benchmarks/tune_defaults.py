@@ -99,8 +99,9 @@ def compare(framework, task, args, log):
 def from_tune(row, profile):
     """The row from the tune's own rounds (same window, alternating). Kept default: the default
     against the fastest other candidate `tune` could have chosen (ok in every round, accuracy
-    within its drop), in the stage where one comes closest. Changed: the chosen settings
-    against the default in the last stage that measured both (the confirming one)."""
+    within its drop), each as last measured beside the default (a confirming stage has the
+    last word). Changed: the chosen settings against the default in the last stage that
+    measured both (the confirming one)."""
     work = json.loads(Path(profile["rounds_file"]).read_text())["measurements"]
     default = profile["defaults"]
     chosen = {"options": {**default["options"], **profile["options"]},
@@ -113,7 +114,8 @@ def from_tune(row, profile):
     default_key = settings_key(default, profile["precision"])
     target_key = settings_key(target, profile["precision"])
     bar = None  # the default's accuracy, the bar every candidate is held to
-    best = first = None
+    last = {}  # other candidate -> (ratio, target's runs, its runs, stage), its latest stage
+    first = None
     for stage, by_key in stages.items():
         if default_key in by_key and bar is None:
             bar = Outcome(default, profile["precision"], by_key[default_key]).accuracy
@@ -124,18 +126,16 @@ def from_tune(row, profile):
             continue
         if first is None:
             first, first_stage = mine, stage
-        others = [Outcome(ms[0]["settings"], profile["precision"], ms)
-                  for key, ms in by_key.items() if key != target_key]
-        if profile["changed"] != "default":
-            others = [o for o in others if o.settings == default]
-        for other in others:
-            if not other.ok or (bar is not None and other.accuracy is not None
-                                and other.accuracy < bar - profile["accuracy_drop"]):
+        for key, ms in by_key.items():
+            other = Outcome(ms[0]["settings"], profile["precision"], ms)
+            if key == target_key or (profile["changed"] != "default" and key != default_key):
                 continue
-            ratio = other.throughput / mine.throughput
-            # kept: the closest challenger; changed: the last stage (the confirming one)
-            if best is None or ratio > best[0] or profile["changed"] != "default":
-                best = (ratio, mine, other, stage)
+            last.pop(key, None)  # a later stage (the confirming one) has the last word
+            if other.ok and (bar is None or other.accuracy is None
+                             or other.accuracy >= bar - profile["accuracy_drop"]):
+                last[key] = (other.throughput / mine.throughput, mine, other, stage)
+    # kept: the closest challenger; changed: the default, as last measured beside the choice
+    best = max(last.values(), key=lambda entry: entry[0]) if last else None
     if best is None and profile["changed"] == "default" and first is not None:
         best = (1.0, first, first, first_stage)
     if best is None:
