@@ -231,8 +231,10 @@ FRAMEWORKS = {
         # every CI session starts with a cold compile cache: g++ and Theano's graph
         # optimiser take minutes per training graph (the GRU's most). Keras 2's GRU and
         # ResNet-50 files are checked on CNTK in `nox -s cntk`; on Theano they run in
-        # `nox -s theano_extended`, and keras_theano's CNN (Theano's flipped kernels) here
-        "extended": "keras_theano and (rnn or resnet50)",
+        # `nox -s theano_extended`, and keras_theano's CNN (Theano's flipped kernels) here.
+        # Lasagne's GRU is checked here by the conformance suite (in-process); its smoke run
+        # through a worker (which re-optimises the training graph, ~1.5 min) is extended
+        "extended": "keras_theano and (rnn or resnet50) or smoke_run and lasagne and rnn",
     },
     "onnxruntime": {
         # an inference runtime: resnet50 only; the graph is built from the neutral weights
