@@ -155,8 +155,17 @@ def from_tune(row, profile):
     return row
 
 
+def cell(row, name):
+    """The median, and the range of the rounds where there are several: the noise in view."""
+    runs = [t for t in row.get("rounds", {}).get(name, []) if t]
+    if len(runs) < 2:
+        return f"{row[name]:.1f}"
+    return f"{row[name]:.1f} ({min(runs):.1f}-{max(runs):.1f})"
+
+
 def markdown(rows, header):
-    lines = [header, "", "| framework | task | default | tuned | tuned/default | profile changes "
+    lines = [header, "", "| framework | task | default (range) | tuned (range) | tuned/default "
+             "| profile changes "
              "| default within 10 % |", "|---|---|---|---|---|---|---|"]
     for r in rows:
         if "ratio" not in r:
@@ -165,14 +174,16 @@ def markdown(rows, header):
         changes = r["changed"]
         if r["changed"] == "default":  # "tuned": the fastest candidate the tune turned down
             ok = "yes (tune kept it)"
+            if r["ratio"] > 1 + WITHIN:  # a faster median whose rounds overlap the default's
+                ok = "yes (tune kept it: the gap is within the rounds' noise)"
             changes = (f"none (fastest other: {r['fastest_other']})" if r["fastest_other"]
                        else "none (no other candidate ran ok at the default's accuracy)")
         else:
             ok = "yes" if r["default"] >= (1 - WITHIN) * r["tuned"] else "**no**"
         if r.get("source"):
             changes += f" [{r['source']}]"
-        lines.append(f"| {r['framework']} | {r['task']} | {r['default']:.1f} | {r['tuned']:.1f} "
-                     f"| {r['ratio']:.2f} | {changes} | {ok} |")
+        lines.append(f"| {r['framework']} | {r['task']} | {cell(r, 'default')} "
+                     f"| {cell(r, 'tuned')} | {r['ratio']:.2f} | {changes} | {ok} |")
     return "\n".join(lines)
 
 

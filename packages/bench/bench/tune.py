@@ -14,8 +14,9 @@ best so far, the others held; then the default against the result, once more alt
 Choice: the candidate with the highest median throughput (training: steady-state examples/s;
 inference: images/s) among those that ran `ok` in every round and whose median test accuracy
 on the (learnable) data is at most `--accuracy-drop` (default 0.02: 2 points) below the
-default's; a candidate replaces the one it is measured against only when it is at least
-`--min-gain` (default 0.03: 3 %) faster, so noise does not move a setting.
+default's; a candidate replaces the one it is measured against only when it is clearly
+faster: its median at least `--min-gain` (default 0.03: 3 %) above, and its slowest round
+above the other's fastest (with two rounds or more), so noise does not move a setting.
 
 Writes the host's profile (bench.profiles: in the cache directory, never the repository),
 which `tuned=true` applies to later runs. Precision is never tuned: `--compare-precision bf16`
@@ -173,6 +174,19 @@ class Outcome:
     def error(self):
         bad = [m for m in self.rounds if m["status"] != "ok"]
         return f"{bad[0]['status']}: {bad[0].get('error', '')}" if bad else ""
+
+
+def clearly_faster(challenger, incumbent, min_gain):
+    """Whether the challenger's rounds beat the incumbent's beyond the noise: its median by
+    min_gain, and (with two rounds or more) its slowest round above the incumbent's fastest.
+    Two settings that do the same thing (TF_ENABLE_ONEDNN_OPTS=1 on a CPU where TensorFlow
+    turns oneDNN on when it is unset) drew medians 10 % apart in two rounds of Keras' GRU on
+    one quiet machine; their rounds overlapped."""
+    if challenger.throughput < incumbent.throughput * (1 + min_gain):
+        return False
+    if min(len(challenger.rounds), len(incumbent.rounds)) < 2:
+        return True
+    return challenger.spread[0] > incumbent.spread[1]
 
 
 class Work:
@@ -354,17 +368,16 @@ class Tune:
         return None
 
     def choose(self, outcomes):
-        """The fastest acceptable outcome; the first (the incumbent) unless another beats
-        it by min_gain."""
+        """The fastest acceptable outcome; the first (the incumbent) unless another one is
+        clearly faster (`clearly_faster`)."""
         incumbent = outcomes[0]
         fine = [o for o in outcomes if self.acceptable(o) is None]
         if not fine:
             return incumbent
-        best = max(fine, key=lambda o: o.throughput)
-        if (best is not incumbent and incumbent in fine
-                and best.throughput < incumbent.throughput * (1 + self.args.min_gain)):
-            return incumbent
-        return best
+        if incumbent in fine:
+            fine = [o for o in fine if o is incumbent
+                    or clearly_faster(o, incumbent, self.args.min_gain)]
+        return max(fine, key=lambda o: o.throughput)
 
     def table(self, stage, outcomes, chosen):
         unit = "examples/s" if self.cfg.task.kind == "train" else "images/s"
@@ -383,9 +396,12 @@ class Tune:
             else:
                 text = o.error
             why = self.acceptable(o) if o.precision == self.precision else None
+            note = f"  (not eligible: {why})" if why and o.ok else ""
+            if (not why and o.ok and chosen.ok and o is not chosen
+                    and o.throughput > chosen.throughput):
+                note = "  (not clearly faster than the first: within the rounds' noise)"
             mark = "->" if o is chosen else "  "
-            lines.append(f" {mark} {name}: {text}" + (f"  (not eligible: {why})" if why
-                                                       and o.ok else ""))
+            lines.append(f" {mark} {name}: {text}{note}")
         self.say("\n".join(lines))
 
     # -- the whole tune ------------------------------------------------------------------

@@ -10,6 +10,8 @@ from pathlib import Path
 import pytest
 from test_trust import children, gone, read_until, start
 
+from bench import tune
+
 SMALL = ["preset.train_examples=1024", "preset.test_examples=256", "preset.epochs=1"]
 linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"),
                                 reason="/proc and the parent-death signal are Linux's")
@@ -185,3 +187,22 @@ def test_tune_refuses_what_it_cannot_tune(run_bench, own_cache):
     assert unnamed.returncode == 2 and "name the framework" in unnamed.output
     stacked = run_bench("tune", "framework=fake", "task=rnn", "tuned=true", env=env)
     assert stacked.returncode == 2 and "tuned= has no place in a tune" in stacked.output
+
+
+def rounds(*throughputs):
+    return tune.Outcome({"options": {}, "env": {}}, "fp32",
+                        [{"status": "ok", "throughput": t, "accuracy": 0.9}
+                         for t in throughputs])
+
+
+def test_a_challenger_replaces_the_incumbent_only_beyond_the_rounds_noise():
+    # two rounds each of two settings that do the same thing (Keras' GRU, AMD EPYC): the
+    # medians are 10 % apart, the rounds overlap
+    assert not tune.clearly_faster(rounds(486.7, 430.8), rounds(398.8, 446.4), 0.03)
+    # iDeep off against on for Chainer's GRU, same machine: apart
+    assert tune.clearly_faster(rounds(127.5, 136.2), rounds(103.8, 106.4), 0.03)
+    # apart, but less than the minimum gain
+    assert not tune.clearly_faster(rounds(102.0, 102.5), rounds(100.0, 100.5), 0.03)
+    # one round has no spread to judge: the minimum gain alone
+    assert tune.clearly_faster(rounds(110.0), rounds(100.0), 0.03)
+    assert not tune.clearly_faster(rounds(102.0), rounds(100.0), 0.03)
