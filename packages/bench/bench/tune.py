@@ -329,12 +329,18 @@ class Tune:
                 "finished": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
 
     def stage(self, stage, entries):
-        """Every entry (settings, precision) once per round, alternating; [Outcome]."""
+        """Every entry (settings, precision) once per round, alternating; [Outcome]. An entry
+        that did not run ok in a round is out (a choice needs every round ok): its later rounds
+        are not run (a candidate that times out would cost the whole timeout each round)."""
         unit = "examples/s" if self.cfg.task.kind == "train" else "images/s"
+        failed = {}
         for rnd in range(self.args.rounds):
             for settings, precision in entries:
                 key = settings_key(settings, precision)
                 m = self.work.get(stage, key, rnd)
+                if m is None and key in failed:
+                    self.bar.update(1)
+                    continue
                 if m is None:
                     m = self.run_one(stage, settings, precision, rnd)
                     self.work.add(m)
@@ -350,10 +356,15 @@ class Tune:
                              f"{name}: {what}")
                 else:
                     self.skipped += 1
+                if m["status"] != "ok" and key not in failed:
+                    failed[key] = rnd
+                    if rnd + 1 < self.args.rounds:
+                        self.say(f"tune [{stage}] {label(settings, self.default)}: out (not "
+                                 f"ok in round {rnd + 1}); its later rounds are not run")
                 self.bar.update(1)
-        outcomes = [Outcome(s, p, [self.work.get(stage, settings_key(s, p), r)
-                                   for r in range(self.args.rounds)]) for s, p in entries]
-        return outcomes
+        return [Outcome(s, p, [m for m in (self.work.get(stage, settings_key(s, p), r)
+                                           for r in range(self.args.rounds)) if m])
+                for s, p in entries]
 
     # -- choosing ------------------------------------------------------------------------
 

@@ -149,6 +149,20 @@ def test_ctrl_c_kills_the_worker_and_keeps_the_finished_rounds(own_cache, tmp_pa
         "a profile was written by an interrupted tune"
 
 
+def test_a_candidate_that_failed_a_round_is_not_run_again(run_bench, own_cache):
+    env, _ = own_cache
+    run = run_bench("tune", "framework=fake", "task=rnn", *SMALL, "--rounds", "3",
+                    "framework.tuning.options.skip_training=[]",
+                    "framework.tuning.options.fault=[crash]", env=env)
+    assert run.returncode == 0, run.output
+    assert "fault=crash: out (not ok in round 1); its later rounds are not run" in run.output
+    rounds = json.loads(profiles_rounds(profile_of(run.output)).read_text())["measurements"]
+    ran = [(m["settings"]["options"]["fault"], m["round"], m["status"]) for m in rounds]
+    assert ran == [("none", 0, "ok"), ("crash", 0, "failed"), ("none", 1, "ok"),
+                   ("none", 2, "ok")]
+    assert json.loads(profile_of(run.output).read_text())["changed"] == "default"
+
+
 def test_compare_precision_reports_a_ratio_and_never_tunes_precision(run_bench, own_cache):
     env, _ = own_cache
     # the fake declares fp32 alone; declaring bf16 too lets it run the same numpy code there
