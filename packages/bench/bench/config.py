@@ -115,6 +115,10 @@ class TuningConfig:
     # environment variable of its workers -> candidate values, only variables its libraries
     # read (e.g. OMP_WAIT_POLICY where it links GNU OpenMP); the default is the environment's
     env: Dict[str, List[str]] = field(default_factory=dict)
+    # task -> the switches above (option or variable names) not tried for that task: one that
+    # only training reads (on resnet50 its candidates would be the same run twice), or one
+    # whose candidate cannot finish on that task
+    skip: Dict[str, List[str]] = field(default_factory=dict)
 
 
 @dataclass

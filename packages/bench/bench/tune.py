@@ -57,6 +57,8 @@ from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf, open_dict
 from tqdm import tqdm
 
+from bench_shared import spec
+
 from . import (
     __version__,
     app,
@@ -119,14 +121,24 @@ def label(settings, default):
 def space(cfg):
     """The dimensions a tune tries, from cfg.framework.tuning, and the default settings."""
     env = app.worker_environment(cfg)
+    tuning = cfg.framework.tuning
+    for task, names in tuning.skip.items():
+        unknown = [n for n in names if n not in cfg.framework.options and n not in tuning.env]
+        if task not in spec.TASKS or unknown:
+            raise TuneError(f"framework.tuning.skip.{task}: "
+                            + (f"{task} is not a task ({', '.join(spec.TASKS)})"
+                               if task not in spec.TASKS else
+                               f"{', '.join(unknown)} is neither an option of "
+                               f"framework={cfg.framework.name} nor one of its tuning.env"))
+    skipped = set(tuning.skip.get(cfg.task.name, ()))
     dims = []
-    for name, candidates in sorted(cfg.framework.tuning.options.items()):
+    for name, candidates in sorted(tuning.options.items()):
         default = cfg.framework.options[name]
         dims.append(Dimension("options", name, tuple(
             dict.fromkeys([default, *candidates]))))
-    for name, candidates in sorted(cfg.framework.tuning.env.items()):
+    for name, candidates in sorted(tuning.env.items()):
         dims.append(Dimension("env", name, tuple(dict.fromkeys([env.get(name), *candidates]))))
-    dims = [d for d in dims if len(d.values) > 1]
+    dims = [d for d in dims if len(d.values) > 1 and d.name not in skipped]
     default = {"options": {}, "env": {}}
     for d in dims:
         default[d.kind][d.name] = d.values[0]
@@ -288,9 +300,10 @@ class Tune:
 
     def fingerprint(self):
         """What a measured round depends on; a working file of another tune is not reused."""
+        config = OmegaConf.to_container(self.base, resolve=True)
+        config["framework"]["tuning"].pop("skip", None)  # what it leaves out: in "dimensions"
         fingerprint = {"framework": self.framework, "task": self.task, "device": self.device,
-                       "precision": self.precision, "host": self.key,
-                       "config": OmegaConf.to_container(self.base, resolve=True),
+                       "precision": self.precision, "host": self.key, "config": config,
                        "dimensions": [dataclasses.asdict(d) for d in self.dims]}
         return json.loads(json.dumps(fingerprint))  # as the working file holds it
 
