@@ -421,9 +421,12 @@ class Tune:
                 text = o.error
             why = self.acceptable(o) if o.precision == self.precision else None
             note = f"  (not eligible: {why})" if why and o.ok else ""
-            if (not why and o.ok and chosen.ok and o is not chosen
-                    and o.throughput > chosen.throughput):
-                note = "  (not clearly faster than the first: within the rounds' noise)"
+            faster = (chosen is not None and chosen.ok and o is not chosen and o.ok and first
+                      and o.throughput > chosen.throughput)  # and yet not chosen
+            if faster and not why:
+                note = ("  (less than the minimum gain over the first)"
+                        if o.throughput < first * (1 + self.args.min_gain) else
+                        "  (not clearly faster than the first: the rounds overlap)")
             mark = "->" if o is chosen else "  "
             lines.append(f" {mark} {name}: {text}{note}")
         self.say("\n".join(lines))
