@@ -88,6 +88,22 @@ def r_preload(cfg: Config, python):
     return found
 
 
+def r_start_environment(cfg: Config):
+    """framework.r_start_env's variables from the run's options (an R row's OpenMP settings,
+    which its framework's setup() would set too late); ConfigError for an unknown option."""
+    env = {}
+    for variable, option in cfg.framework.r_start_env.items():
+        if option not in cfg.framework.options:
+            raise ConfigError(f"framework={cfg.framework.name}: r_start_env.{variable} names "
+                              f"option {option!r}, which it does not have")
+        value = cfg.framework.options[option]
+        if option == "threads" and value == 0:  # as the frameworks' setup(): every usable core
+            value = len(os.sched_getaffinity(0))
+        if value != "":
+            env[variable] = str(value)
+    return env
+
+
 def worker_environment(cfg: Config, python=None):
     """The worker's environment: ours, the framework's `env`, and once its interpreter is known,
     its `library_path` in front of LD_LIBRARY_PATH (that worker's alone, never ours)."""
@@ -99,6 +115,7 @@ def worker_environment(cfg: Config, python=None):
     env["PYTHONUNBUFFERED"] = "1"
     if python and cfg.framework.r_models:  # the interpreter the R worker drives (reticulate)
         env["RETICULATE_PYTHON"] = python
+        env.update(r_start_environment(cfg))
         preload = r_preload(cfg, python)
         if preload:
             env["LD_PRELOAD"] = " ".join(preload + list(filter(None, [env.get("LD_PRELOAD")])))

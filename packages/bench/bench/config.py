@@ -154,6 +154,10 @@ class FrameworkConfig:
     # an R row whose framework calls CBLAS (MXNet's cblas_sgemm): R's process-wide BLAS takes
     # those calls, so R's reference BLAS is refused (bench/r_worker.py) instead of timed
     r_cblas: bool = False
+    # an R row: variables its R worker must have when R starts (variable -> option), as R loads
+    # GNU OpenMP then and libgomp reads OMP_* only at load, before the worker's setup() runs;
+    # an option "" is left unset, threads 0 is every usable core (app.r_start_environment)
+    r_start_env: Dict[str, str] = field(default_factory=dict)
     tuning: TuningConfig = field(default_factory=TuningConfig)
 
     def __post_init__(self):

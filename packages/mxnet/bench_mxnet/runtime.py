@@ -4,6 +4,7 @@ MXNet reads its thread and engine variables once, when libmxnet loads (at `impor
 so configure() sets them in the environment *before* it imports mxnet, and nothing in
 bench_mxnet imports mxnet earlier: the task modules, which do, are imported after setup().
 """
+import ctypes
 import os
 import sys
 
@@ -84,11 +85,21 @@ def configure(run, options, amp_init=True):
     settings.update(device=str(_state["context"]),
                     contexts=[str(c) for c in _state["contexts"]], precision=run["precision"],
                     amp=AMP_DTYPES[run["precision"]], threads=int(wanted["OMP_NUM_THREADS"]),
-                    onednn=features.is_enabled("MKLDNN"),
+                    openmp_threads=openmp_threads(), onednn=features.is_enabled("MKLDNN"),
                     features=sorted(name for name, f in features.items() if f.enabled))
     settings["environment"] = dict(
         _state["environment"] or {}, **{k: os.environ[k] for k in RECORDED if k in os.environ})
     return settings
+
+
+def openmp_threads():
+    """The threads MXNet's OpenMP runs (GNU libgomp, which libmxnet links): the runtime's own
+    setting, which is not the variable where libgomp loaded before setup() set it (an R
+    worker's, at R's start); None where libgomp cannot be opened."""
+    try:
+        return ctypes.CDLL("libgomp.so.1").omp_get_max_threads()
+    except (OSError, AttributeError):
+        return None
 
 
 def context():

@@ -64,6 +64,22 @@ def test_converting_a_numpy2_array_to_r_is_a_clear_error(tmp_path):
     assert "cannot convert numpy 2" in proc.stderr and "converted to" not in proc.stdout
 
 
+@pytest.mark.skipif(not HAS_R, reason="Rscript is not on PATH")
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="one core: nothing to tell apart")
+def test_r_mxnet_threads_reach_openmp(run_bench):
+    # R loads GNU OpenMP at its start, where libgomp reads OMP_NUM_THREADS once: the option
+    # must be in Rscript's environment (r_start_env), or MXNet runs every core whatever it says
+    small = ["preset=smoke", "preset.epochs=1", "preset.train_examples=128",
+             "preset.test_examples=64"]
+    for threads, expected in ((1, 1), (0, len(os.sched_getaffinity(0)))):
+        code, output, result = run_bench("framework=r_mxnet", "task=rnn", *small,
+                                         f"framework.options.threads={threads}")
+        assert code == 0, output
+        settings = result["framework"]["settings"]
+        assert settings["threads"] == expected
+        assert settings["openmp_threads"] == expected, settings
+
+
 def test_every_r_row_has_its_task_files():
     for framework in ("r_mxnet", "r_keras"):
         declared = capabilities.declared(framework)
