@@ -97,8 +97,8 @@ def r_start_environment(cfg: Config):
             raise ConfigError(f"framework={cfg.framework.name}: r_start_env.{variable} names "
                               f"option {option!r}, which it does not have")
         value = cfg.framework.options[option]
-        if option == "threads" and value == 0:  # as the frameworks' setup(): every usable core
-            value = len(os.sched_getaffinity(0))
+        if option == "threads":  # 0: every usable core, as the frameworks' setup() reads it
+            value = value or len(os.sched_getaffinity(0))
         if value != "":
             env[variable] = str(value)
     return env

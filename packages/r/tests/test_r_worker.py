@@ -69,11 +69,10 @@ def test_converting_a_numpy2_array_to_r_is_a_clear_error(tmp_path):
 def test_r_mxnet_threads_reach_openmp(run_bench):
     # R loads GNU OpenMP at its start, where libgomp reads OMP_NUM_THREADS once: the option
     # must be in Rscript's environment (r_start_env), or MXNet runs every core whatever it says
-    small = ["preset=smoke", "preset.epochs=1", "preset.train_examples=128",
-             "preset.test_examples=64"]
+    small = capabilities.declared("r_mxnet")["test_overrides"]["rnn"]  # the e2e suite's sizes
     for threads, expected in ((1, 1), (0, len(os.sched_getaffinity(0)))):
-        code, output, result = run_bench("framework=r_mxnet", "task=rnn", *small,
-                                         f"framework.options.threads={threads}")
+        code, output, result = run_bench("framework=r_mxnet", "task=rnn", "preset=smoke",
+                                         *small, f"framework.options.threads={threads}")
         assert code == 0, output
         settings = result["framework"]["settings"]
         assert settings["threads"] == expected
