@@ -3,7 +3,7 @@ the fastest setting `python -m bench tune` found here?
 
     python benchmarks/tune_defaults.py [--frameworks torch,keras] [--tasks cnn,rnn]
         [--rounds 3] [--preset smoke] [--precision fp32] [--tune-missing] [--no-confirm]
-        [--out DIR]
+        [--override task.image_size=112 ...] [--out DIR]
 
 With the orchestrator's interpreter (e.g. .nox/core/bin/python). For each framework x task
 with a tuning profile on this host (`--tune-missing` runs `python -m bench tune` first where
@@ -12,7 +12,9 @@ there is none), it runs the benchmark through the CLI with the default settings 
 drift on the machine hits both alike, and prints the median throughput of each (training:
 steady-state examples/s; inference: images/s), their ratio and what the profile changes,
 under the CPU model and flags they were measured on. A timing run, not a test: run it on a
-quiet machine. Writes tune_defaults.json and tune_defaults.md into --out.
+quiet machine. Writes tune_defaults.json and tune_defaults.md into --out. `--override` adds a
+Hydra override to every run and tune (repeatable); at `--preset smoke` a task with a shorter
+tune run (`bench.tune.SHORT_RUN`: densenet) gets its sizes too, in the tune and the runs alike.
 
 Where the tune kept the default, there is nothing to confirm: the row comes from the tune's
 own rounds (the default against the fastest other eligible candidate, alternating in the same
@@ -30,7 +32,7 @@ import time
 from pathlib import Path
 
 from bench import capabilities, profiles, sysinfo
-from bench.tune import Outcome, label, settings_key
+from bench.tune import DEFAULT_PRESET, SHORT_RUN, Outcome, label, settings_key
 from bench_shared import contract, spec
 
 WITHIN = 0.10  # a default more than 10 % slower than the tuned setting is flagged
@@ -61,7 +63,10 @@ def compare(framework, task, args, log):
     """One row: default vs tuned, alternating; or the reason there is none."""
     row = {"framework": framework, "task": task}
     common = [f"framework={framework}", f"task={task}", f"precision={args.precision}",
-              f"preset={args.preset}"]
+              f"preset={args.preset}", *args.override]
+    if args.preset == DEFAULT_PRESET:
+        given = {o.split("=", 1)[0] for o in args.override}
+        common += [f"{k}={v}" for k, v in SHORT_RUN.get(task, {}).items() if k not in given]
     reason = contract.unsupported(capabilities.declared(framework)["capabilities"], framework,
                                   task, "cpu", args.precision)
     if reason:
@@ -197,13 +202,16 @@ def main():
     parser.add_argument("--tune-missing", action="store_true")
     parser.add_argument("--no-confirm", action="store_true",
                         help="every row from the tune's rounds, no confirming runs")
+    parser.add_argument("--override", action="append", default=[],
+                        help="a Hydra override for every run and tune, e.g. task.image_size=112")
     parser.add_argument("--out", default=None)
     args = parser.parse_args()
     out = Path(args.out or f"results/tune_defaults/{time.strftime('%Y-%m-%d_%H-%M-%S')}")
     out.mkdir(parents=True, exist_ok=True)
     key = sysinfo.host_key("cpu")
     header = (f"Default vs tuned on {key['cpu']} ({' '.join(key['flags']) or 'no AVX'}), "
-              f"{key['cpus']} CPUs; precision {args.precision}, preset {args.preset}, "
+              f"{key['cpus']} CPUs; precision {args.precision}, preset {args.preset}"
+              f"{''.join(f', {o}' for o in args.override)}, "
               f"{args.rounds} alternating rounds, median throughput (training: examples/s, "
               f"inference: images/s); {time.strftime('%Y-%m-%d')}")
     print(header, flush=True)

@@ -233,3 +233,19 @@ def test_a_challenger_replaces_the_incumbent_only_beyond_the_rounds_noise():
     # one round has no spread to judge: the minimum gain alone
     assert tune.clearly_faster(rounds(110.0), rounds(100.0), 0.03)
     assert not tune.clearly_faster(rounds(102.0), rounds(100.0), 0.03)
+
+
+def test_densenet_tunes_at_a_short_run_unless_the_command_line_sizes_it(run_bench, own_cache):
+    env, _ = own_cache
+    run = run_bench("tune", "framework=fake", "task=densenet", "task.image_size=32",
+                    "preset.epochs=1", "--rounds", "1", env=env)
+    assert run.returncode == 0, run.output
+    profile = json.loads(profile_of(run.output).read_text())
+    assert "preset.train_examples=128" in profile["overrides"]
+    rounds = json.loads(profiles_rounds(profile_of(run.output)).read_text())["measurements"]
+    result = json.loads(Path(rounds[0]["result"]).read_text())
+    # SHORT_RUN's sizes, but the command line's epochs
+    preset = result["config"]["preset"]
+    assert (preset["name"], preset["train_examples"], preset["test_examples"]) == \
+        ("smoke", 128, 64)
+    assert result["effective_task"]["epochs"] == 1
