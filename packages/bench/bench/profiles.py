@@ -31,12 +31,27 @@ def tune_command(framework, task, device, precision):
             f"precision={precision}")
 
 
+def _key(override):
+    return override.split("=", 1)[0].lstrip("+~")
+
+
 def _command_line_options(overrides, tuned_from):
     """framework.options.<name> keys set on the run's command line, less those set the same
     way on the tune's (the base its candidates were measured from: the profile replaces it)."""
-    keys = (o.split("=", 1)[0].lstrip("+~") for o in overrides or () if o not in tuned_from)
+    keys = (_key(o) for o in overrides or () if o not in tuned_from)
     return {k.removeprefix("framework.options.") for k in keys
             if k.startswith("framework.options.")}
+
+
+def _defaults_changed(cfg, profile, set_by_hand):
+    """The tuned switches whose composed default is no longer the one the tune measured its
+    candidates against (a new release's default), other than those a command line sets."""
+    then = profile.get("defaults") or {"options": {}, "env": {}}
+    now = {"options": cfg.framework.options, "env": cfg.framework.env}
+    return [f"{name}: {then[kind][name]} -> {now[kind].get(name)}"
+            for kind in ("options", "env") for name in sorted(then[kind])
+            if f"framework.{kind}.{name}" not in set_by_hand
+            and str(now[kind].get(name)) != str(then[kind][name])]
 
 
 def apply(cfg, overrides=()):
@@ -64,6 +79,11 @@ def apply(cfg, overrides=()):
         raise ConfigError(f"tuned=true: {path} sets {', '.join(unknown)}, which "
                           f"framework={fw} no longer has; run `{command}` again")
     kept = _command_line_options(overrides, profile.get("overrides") or ())
+    by_hand = [*overrides, *(profile.get("overrides") or ())]  # this run's and the tune's
+    changed = _defaults_changed(cfg, profile, {_key(o) for o in by_hand})
+    if changed:
+        raise ConfigError(f"tuned=true: framework={fw}'s defaults changed since {path} was "
+                          f"measured against them ({', '.join(changed)}); run `{command}` again")
     applied = {k: v for k, v in profile["options"].items() if k not in kept}
     cfg.framework.options.update(applied)
     cfg.framework.env.update(profile["env"])

@@ -249,3 +249,25 @@ def test_densenet_tunes_at_a_short_run_unless_the_command_line_sizes_it(run_benc
     assert (preset["name"], preset["train_examples"], preset["test_examples"]) == \
         ("smoke", 128, 64)
     assert result["effective_task"]["epochs"] == 1
+
+
+def test_tuned_true_refuses_a_profile_measured_against_other_defaults(run_bench, own_cache):
+    env, _ = own_cache
+    run = run_bench("tune", "framework=fake", "task=rnn", *SMALL, "--rounds", "1", env=env)
+    assert run.returncode == 0, run.output
+    path = profile_of(run.output)
+    profile = json.loads(path.read_text())
+    assert run_bench("framework=fake", "task=rnn", "preset=smoke", *SMALL, "tuned=true",
+                     env=env).returncode == 0
+    # as if a release had changed the default the tune measured its candidates against
+    profile["defaults"]["options"]["skip_training"] = True
+    path.write_text(json.dumps(profile))
+    stale = run_bench("framework=fake", "task=rnn", "preset=smoke", *SMALL, "tuned=true",
+                      env=env)
+    assert stale.returncode != 0
+    assert "defaults changed since" in stale.output and "skip_training: True -> False" in \
+        stale.output, stale.output
+    # unless this run's command line sets it
+    mine = run_bench("framework=fake", "task=rnn", "preset=smoke", *SMALL, "tuned=true",
+                     "framework.options.skip_training=false", env=env)
+    assert mine.returncode == 0, mine.output
