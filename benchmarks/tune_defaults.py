@@ -32,7 +32,8 @@ import time
 from pathlib import Path
 
 from bench import capabilities, profiles, sysinfo
-from bench.tune import DEFAULT_PRESET, SHORT_RUN, Outcome, label, settings_key
+from bench.config import override_key
+from bench.tune import DEFAULT_PRESET, Outcome, label, settings_key, short_run
 from bench_shared import contract, spec
 
 WITHIN = 0.10  # a default more than 10 % slower than the tuned setting is flagged
@@ -65,8 +66,7 @@ def compare(framework, task, args, log):
     common = [f"framework={framework}", f"task={task}", f"precision={args.precision}",
               f"preset={args.preset}", *args.override]
     if args.preset == DEFAULT_PRESET:
-        given = {o.split("=", 1)[0] for o in args.override}
-        common += [f"{k}={v}" for k, v in SHORT_RUN.get(task, {}).items() if k not in given]
+        common += short_run(task, {override_key(o) for o in args.override})
     reason = contract.unsupported(capabilities.declared(framework)["capabilities"], framework,
                                   task, "cpu", args.precision)
     if reason:

@@ -98,7 +98,7 @@ def r_start_environment(cfg: Config):
                               f"option {option!r}, which it does not have")
         value = cfg.framework.options[option]
         if option == "threads":  # 0: every usable core, as the frameworks' setup() reads it
-            value = value or len(os.sched_getaffinity(0))
+            value = value or sysinfo.cpu_affinity()
         if value != "":
             env[variable] = str(value)
     return env

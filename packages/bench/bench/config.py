@@ -14,6 +14,11 @@ from omegaconf import MISSING, OmegaConf
 from bench_shared import spec
 
 
+def override_key(override: str) -> str:
+    """A Hydra override's key: `+framework.options.x=1` -> `framework.options.x`."""
+    return override.split("=", 1)[0].lstrip("+~")
+
+
 @dataclass
 class SGDConfig:
     name: str = "sgd"

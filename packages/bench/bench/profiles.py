@@ -11,6 +11,7 @@ profile: it is the run's own axis.
 from pathlib import Path
 
 from . import hostfiles, sysinfo
+from .config import override_key
 from .errors import ConfigError
 
 VERSION = 1
@@ -31,14 +32,10 @@ def tune_command(framework, task, device, precision):
             f"precision={precision}")
 
 
-def _key(override):
-    return override.split("=", 1)[0].lstrip("+~")
-
-
 def _command_line_options(overrides, tuned_from):
     """framework.options.<name> keys set on the run's command line, less those set the same
     way on the tune's (the base its candidates were measured from: the profile replaces it)."""
-    keys = (_key(o) for o in overrides or () if o not in tuned_from)
+    keys = (override_key(o) for o in overrides or () if o not in tuned_from)
     return {k.removeprefix("framework.options.") for k in keys
             if k.startswith("framework.options.")}
 
@@ -80,7 +77,7 @@ def apply(cfg, overrides=()):
                           f"framework={fw} no longer has; run `{command}` again")
     kept = _command_line_options(overrides, profile.get("overrides") or ())
     by_hand = [*overrides, *(profile.get("overrides") or ())]  # this run's and the tune's
-    changed = _defaults_changed(cfg, profile, {_key(o) for o in by_hand})
+    changed = _defaults_changed(cfg, profile, {override_key(o) for o in by_hand})
     if changed:
         raise ConfigError(f"tuned=true: framework={fw}'s defaults changed since {path} was "
                           f"measured against them ({', '.join(changed)}); run `{command}` again")

@@ -14,6 +14,7 @@ from hydra.experimental.callback import Callback
 from omegaconf import OmegaConf
 
 from . import conf_dir, results, rundirs, runs, scaling, tables
+from .config import override_key
 
 # top-level keys that steer the sweep but are not part of a job's identity
 SWEEP_KEYS = ("redo", "sweep")
@@ -22,10 +23,6 @@ MAX_NAME = 120
 
 last_statuses = None  # the statuses of the sweep that ended last in this process
 current_dir = None  # the directory of the sweep this process launched, once it started
-
-
-def _key(override: str) -> str:
-    return override.split("=", 1)[0].lstrip("+~")
 
 
 def check_name(sweep) -> None:
@@ -56,7 +53,7 @@ def sweep_name(sweep, overrides) -> str:
     if sweep:
         check_name(sweep)
         return str(sweep)
-    kept = sorted(str(o) for o in overrides if _key(str(o)) not in SWEEP_KEYS)
+    kept = sorted(str(o) for o in overrides if override_key(str(o)) not in SWEEP_KEYS)
     return bounded_name("_".join(kept) or "defaults")
 
 

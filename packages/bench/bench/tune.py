@@ -75,6 +75,7 @@ from . import (
     sweep,
     sysinfo,
 )
+from .config import override_key
 from .errors import BenchError, Terminated
 
 GRID_LIMIT = 8  # combinations measured in full; more: coordinate search
@@ -84,6 +85,13 @@ DEFAULT_PRESET = "smoke"
 SHORT_RUN = {"densenet": {"preset.train_examples": 128, "preset.test_examples": 64,
                           "preset.epochs": 2}}
 ROUNDS = 3
+
+
+def short_run(task, keys):
+    """SHORT_RUN's overrides for the task, less those whose keys a command line sets."""
+    return [f"{k}={v}" for k, v in SHORT_RUN.get(task, {}).items() if k not in keys]
+
+
 ACCURACY_DROP = 0.02
 MIN_GAIN = 0.03
 REFUSED = ("tuned", "hydra", "sweep", "redo")  # overrides that make no sense for one tune
@@ -298,7 +306,7 @@ class Tune:
         if precision not in self.nodes:
             overrides = self.overrides
             if precision:  # the compared precision in place of the tuned one
-                overrides = [o for o in overrides if sweep._key(o) != "precision"]
+                overrides = [o for o in overrides if override_key(o) != "precision"]
                 overrides.append(f"precision={precision}")
             config.register()
             with initialize_config_dir(config_dir=str(conf_dir()), version_base="1.3"):
@@ -566,7 +574,7 @@ def _parse(argv):
     args = parser.parse_args([a for a in argv if a not in overrides])
     if args.rounds < 1:
         parser.error(f"--rounds {args.rounds}: at least 1")
-    keys = [sweep._key(o) for o in overrides]
+    keys = [override_key(o) for o in overrides]
     for key in keys:
         if key.split(".")[0] in REFUSED:
             parser.error(f"{key}= has no place in a tune (it measures the composed config's "
@@ -579,7 +587,7 @@ def _parse(argv):
     if "preset" not in keys:
         overrides.append(f"preset={DEFAULT_PRESET}")
         task = next(o.split("=", 1)[1] for o, k in zip(overrides, keys) if k == "task")
-        overrides += [f"{k}={v}" for k, v in SHORT_RUN.get(task, {}).items() if k not in keys]
+        overrides += short_run(task, keys)
     return args, overrides
 
 
