@@ -23,7 +23,7 @@ import sys
 import time
 from pathlib import Path
 
-from bench import sysinfo
+from bench.run import sysinfo
 
 # (framework, overrides beyond the default, tasks it applies to); the first of each
 # framework is its default. Each option is one a package README describes.

@@ -3,7 +3,7 @@
 # The worker contract is the Python runtime's (bench_shared.worker: run.json in, result JSON and
 # progress events out, batching, seeding, timing, weight loading): this script starts that
 # runtime in the driven environment's Python through reticulate (RETICULATE_PYTHON, set by the
-# orchestrator) and hands it the task module written in R: <r_models>/common.R and
+# orchestrator) and hands it the task module written in R: <r_models>/loop.R and
 # <r_models>/<task>.R, whose build_model, slots, train_epoch and predict become Python
 # callables. Batches, models and outputs stay Python objects (every import `convert = FALSE`):
 # R holds references and converts only plain data (run.json's fields, scalars).
@@ -46,7 +46,7 @@ load_task <- function(run) {
   run <- py_to_r(run)  # plain data: strings and numbers
   models <- file.path(here, run$framework$r_models)
   task <- new.env(parent = globalenv())
-  for (file in file.path(models, c("common.R", paste0(run$task$name, ".R")))) {
+  for (file in file.path(models, c("loop.R", paste0(run$task$name, ".R")))) {
     if (file.exists(file)) sys.source(file, envir = task, keep.source = FALSE)
   }
   defined <- intersect(TASK_FUNCTIONS, ls(task))

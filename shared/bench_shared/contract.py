@@ -66,8 +66,9 @@ PACKAGE_FUNCTIONS = ("setup", "versions", "sync", "count_parameters", "tensors",
 TASK_FUNCTIONS = {"train": ("build_model", "slots", "train_epoch", "predict"),
                   "inference": ("build_model", "slots", "predict")}
 OPTIONAL = ("peak_flops", "native_layout")
-# result.json's status: "invalid" is a run that finished but whose numbers cannot be trusted
-STATUSES = ("ok", "failed", "unsupported", "invalid")
+# result.json's status: "invalid" is a run that finished but whose numbers cannot be trusted;
+# "not_installed": its environment is not built here; "interrupted": a signal ended it
+STATUSES = ("ok", "failed", "unsupported", "invalid", "not_installed", "interrupted")
 RUN_FIELDS = ("task", "seed", "precision", "device", "framework", "data", "init", "devices")
 # run["init"]: where the initial weights come from; "file": run["init_file"], an .npz in the
 # neutral layout (e.g. ImageNet weights converted to it), loaded like "neutral"'s
@@ -170,15 +171,17 @@ def data_parallel_launch(capabilities, device):
 
 def devices_problem(capabilities, framework, task, device, devices):
     """None when `devices` processes may run the combination, else (kind, reason): kind
-    "config" for a device count no task takes, "unsupported" for a framework that declares no
-    data-parallel idiom on that device (capabilities.data_parallel: device -> idiom)."""
+    "config" for a device count no task takes or a launch no runtime knows, "unsupported" for
+    a task that runs on one device (a combination refused like any other the framework or
+    SPEC does not offer) or a framework that declares no data-parallel idiom on that device
+    (capabilities.data_parallel: device -> idiom)."""
     if not isinstance(devices, int) or devices < 1:
         return "config", "devices=%r: the number of data-parallel devices, 1 or more" % devices
     if devices == 1:
         return None
     if not getattr(spec.TASKS[task], "data_parallel", False):
-        return "config", ("devices=%d: task=%s runs on one device (SPEC.md); the device-count "
-                          "axis is task=densenet's" % (devices, task))
+        return "unsupported", ("devices=%d: task=%s runs on one device (SPEC.md); the "
+                               "device-count axis is task=densenet's" % (devices, task))
     idioms = capabilities.get("data_parallel") or {}
     if device not in idioms:
         why = capabilities.get("data_parallel_reason")  # e.g. a framework bug, with its link

@@ -49,20 +49,32 @@ def key(task, params, batches, optimizer):
 
 def train_steps(task, params, batches, optimizer):
     """reference_train.train_steps(...), from the cache when it holds this exact question."""
-    path = os.path.join(cache_dir(), "%s-%s.json" % (task, key(task, params, batches,
-                                                                optimizer)))
+    return trained(task, params, batches, optimizer)[0]
+
+
+def trained(task, params, batches, optimizer):
+    """(losses, parameters after the last step) of reference_train.train_steps(...), from the
+    cache when it holds this exact question: <key>.json the losses, <key>.npz the weights."""
+    stem = os.path.join(cache_dir(), "%s-%s" % (task, key(task, params, batches, optimizer)))
     try:
-        with open(path) as stored:
-            return json.load(stored)["losses"]
+        with open(stem + ".json") as stored:
+            losses = json.load(stored)["losses"]
+        with np.load(stem + ".npz") as stored:
+            return losses, {name: stored[name] for name in stored.files}
     except (OSError, ValueError, KeyError):
         pass
-    losses = reference_train.train_steps(task, params, batches, optimizer)
-    try:
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        handle, temporary = tempfile.mkstemp(dir=os.path.dirname(path), suffix=".tmp")
+    weights = {}
+    losses = reference_train.train_steps(task, params, batches, optimizer, trained=weights)
+    try:  # each file whole or absent, also when two sessions race
+        os.makedirs(os.path.dirname(stem), exist_ok=True)
+        handle, temporary = tempfile.mkstemp(dir=os.path.dirname(stem), suffix=".npz")
+        with os.fdopen(handle, "wb") as out:
+            np.savez(out, **weights)
+        os.replace(temporary, stem + ".npz")
+        handle, temporary = tempfile.mkstemp(dir=os.path.dirname(stem), suffix=".tmp")
         with os.fdopen(handle, "w") as out:
             json.dump({"task": task, "losses": [float(v) for v in losses]}, out)
-        os.replace(temporary, path)  # whole or absent, also when two sessions race
+        os.replace(temporary, stem + ".json")
     except OSError:
         pass
-    return losses
+    return losses, weights

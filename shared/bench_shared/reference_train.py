@@ -236,8 +236,28 @@ def densenet_loss_and_grads(p, x, y):
 
 # --- optimisers and the loop ------------------------------------------------------------------
 
-def train_steps(task, params, batches, optimizer):
-    """Loss before each step, for every (x, y) batch, starting from neutral `params`."""
+ADAM_FORMS = ("corrected", "folded")
+
+
+def adam_step(optimizer, m, v, step):
+    """Adam's update from its moments, in one of its two published forms (optimizer's
+    "epsilon_form", default "corrected"): eps outside the bias-corrected sqrt(v) (PyTorch,
+    optax, Paddle; the paper's algorithm 1), or the corrections folded into the step size with
+    eps outside the uncorrected sqrt(v) (the paper's section 2 remark: Keras, TensorFlow,
+    Chainer, MXNet, Lasagne). They differ where sqrt(v) is near eps: an embedding's rare
+    words, whose steps the folded form makes several times smaller in the first steps."""
+    b1, b2, lr, eps = optimizer["beta1"], optimizer["beta2"], optimizer["lr"], optimizer["eps"]
+    form = optimizer.get("epsilon_form", "corrected")
+    if form == "folded":
+        return lr * np.sqrt(1 - b2 ** step) / (1 - b1 ** step) * m / (np.sqrt(v) + eps)
+    if form != "corrected":
+        raise ValueError("epsilon_form %r: one of %s" % (form, ", ".join(ADAM_FORMS)))
+    return lr * (m / (1 - b1 ** step)) / (np.sqrt(v / (1 - b2 ** step)) + eps)
+
+def train_steps(task, params, batches, optimizer, trained=None):
+    """Loss before each step, for every (x, y) batch, starting from neutral `params`; with
+    `trained` (a dict), the parameters after the last step go into it (float64, the neutral
+    names; batch norm's running statistics are not modelled and left out)."""
     p = {name: np.asarray(v, np.float64) for name, v in params.items()
          if not name.endswith((".mean", ".var"))}
     grads_fn = {"cnn": cnn_loss_and_grads, "rnn": rnn_loss_and_grads,
@@ -254,14 +274,15 @@ def train_steps(task, params, batches, optimizer):
                 m *= optimizer["momentum"]
                 m += g[name]
                 p[name] -= optimizer["lr"] * m
-            else:  # Adam with bias correction, eps outside the square root (PyTorch, Keras 3)
+            else:  # Adam with bias correction, in the framework's form (adam_step)
                 b1, b2 = optimizer["beta1"], optimizer["beta2"]
                 m *= b1
                 m += (1 - b1) * g[name]
                 v *= b2
                 v += (1 - b2) * g[name] ** 2
-                m_hat, v_hat = m / (1 - b1 ** step), v / (1 - b2 ** step)
-                p[name] -= optimizer["lr"] * m_hat / (np.sqrt(v_hat) + optimizer["eps"])
+                p[name] -= adam_step(optimizer, m, v, step)
+    if trained is not None:
+        trained.update(p)
     return losses
 
 

@@ -24,19 +24,41 @@ class Stopwatch(object):
         return self.regions[name][-1]
 
 
-def peak_rate(work, units_per_call, calls=2, rounds=4):
+def peak_rate(work, units_per_call, calls=2, rounds=4, warm_up=True):
     """The best rate (units per second) of `rounds` timed rounds of `work(calls)`, after one
     untimed `work(1)` warm-up. `work(n)` makes n calls and waits for the last to finish (on an
     asynchronous device too). A peak is a maximum: the best round is the one a busy machine
     disturbed least (one disturbed mean halved a peak on a shared CI machine, doubling the
     utilisation measured against it)."""
-    work(1)
+    if warm_up:
+        work(1)
     best = float("inf")
     for _ in range(rounds):
         start = time.perf_counter()
         work(calls)
         best = min(best, time.perf_counter() - start)
     return units_per_call * calls / best
+
+
+PEAK_SIZES = (256, 512, 1024, 2048)
+MAX_CALL_S = 1.0  # the largest product a peak measurement takes, in seconds
+
+
+def peak_matmul_rate(make_work, sizes=PEAK_SIZES, max_call_s=MAX_CALL_S):
+    """peak_rate of square matrix products (FLOP/s) at the largest of `sizes` whose product
+    takes at most about max_call_s: make_work(size) -> work as peak_rate takes it. A precision
+    a CPU emulates runs thousands of times slower than one it has instructions for (bf16
+    without AVX-512: one 2048 product took 124 s against 0.8 s at fp32, on a 2-core AVX2
+    EPYC), and the peak is measured after every run."""
+    for index, size in enumerate(sizes):
+        work = make_work(size)
+        work(1)  # the first call compiles or allocates
+        start = time.perf_counter()
+        work(1)
+        took = time.perf_counter() - start
+        # a product of twice the size takes about eight times as long
+        if index + 1 == len(sizes) or took * 8 > max_call_s:
+            return peak_rate(work, matmul_flops(size), warm_up=False)
 
 
 def matmul_flops(size):

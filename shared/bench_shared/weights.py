@@ -26,6 +26,8 @@ Names, by task:
   final.bn.*; classifier.weight (1024, 14), classifier.bias
 """
 import collections
+import zipfile
+import zlib
 
 import numpy as np
 
@@ -233,30 +235,93 @@ def check(task, params):
 HEADS = {"cnn": "dense2.", "rnn": "dense.", "densenet": "classifier."}
 
 
+# what reading a zip member can raise besides ValueError: a damaged or foreign archive
+_UNREADABLE = (ValueError, EOFError, OSError, zipfile.BadZipFile, zlib.error, RuntimeError,
+               NotImplementedError)
+
+
+def _member_header(archive, member, path):
+    """(shape, dtype) an .npz member's .npy header declares, read without its data."""
+    try:
+        with archive.open(member) as stream:
+            version = np.lib.format.read_magic(stream)
+            if version == (1, 0):
+                shape, _, dtype = np.lib.format.read_array_header_1_0(stream)
+            elif version == (2, 0):
+                shape, _, dtype = np.lib.format.read_array_header_2_0(stream)
+            else:
+                raise ValueError("an .npy format version %d.%d" % version)
+    except _UNREADABLE as exc:
+        raise ValueError("%s: its member %s is not an .npy array (%s)"
+                         % (path, member, exc)) from None
+    return tuple(shape), dtype
+
+
+def _member_array(archive, member, path):
+    try:
+        with archive.open(member) as stream:
+            return np.lib.format.read_array(stream, allow_pickle=False)
+    except _UNREADABLE as exc:
+        raise ValueError("%s: its member %s cannot be read (%s)"
+                         % (path, member, exc)) from None
+
+
+def file_weights(path, task):
+    """init=file: (OrderedDict name -> array, names missing) of an .npz in the neutral layout
+    of `task`, checked in order of cost: the names (the archive's directory), then the shapes
+    and dtypes the members' headers declare, then each known member's values, read one at a
+    time, which must be finite. Nothing else in the file is read. A missing output head
+    (HEADS) is allowed; anything else missing, unknown, misshapen, not floating point or not
+    finite is a ValueError naming it."""
+    try:
+        archive = zipfile.ZipFile(path)
+    except _UNREADABLE as exc:
+        raise ValueError("%s is not a weights .npz (%s): init=file takes an .npz of arrays "
+                         "in the neutral layout, as bench_shared.weights.save writes it"
+                         % (path, exc)) from None
+    with archive:
+        members = collections.OrderedDict(
+            (member[:-len(".npy")] if member.endswith(".npy") else member, member)
+            for member in archive.namelist())
+        expected = layout(task)
+        extra = [name for name in members if name not in expected]
+        if extra:
+            raise ValueError("%s: %d weights are not in %s's neutral layout, e.g. %s (see "
+                             "bench_shared.weights.layout)" % (path, len(extra), task, extra[:3]))
+        head = HEADS.get(task)
+        missing = [name for name in expected if name not in members]
+        lacking = [name for name in missing if not (head and name.startswith(head))]
+        if lacking:
+            raise ValueError("%s lacks %d of %s's weights, e.g. %s; only the output layer (%s*) "
+                             "may be left out, to be drawn" % (path, len(lacking), task,
+                                                               lacking[:3],
+                                                               head or "none for %s" % task))
+        for name, member in members.items():
+            shape, dtype = _member_header(archive, member, path)
+            if shape != tuple(expected[name]):
+                raise ValueError("%s: %s has shape %s, %s expects %s%s" % (
+                    path, name, shape, task, tuple(expected[name]),
+                    " (another head: leave %s* out to have it drawn)" % head
+                    if head and name.startswith(head) else ""))
+            if dtype.kind != "f":
+                raise ValueError("%s: %s holds %s values; weights are floating point (float32)"
+                                 % (path, name, dtype))
+        given = collections.OrderedDict()
+        for name, member in members.items():
+            value = _member_array(archive, member, path)
+            bad = value.size - int(np.count_nonzero(np.isfinite(value)))
+            if bad:
+                raise ValueError("%s: %s has %d non-finite values (NaN or infinity) among %d; "
+                                 "initial weights must be finite" % (path, name, bad, value.size))
+            given[name] = value
+    return given, missing
+
+
 def starting_weights(path, task, seed):
-    """init=file: (params, names drawn) from an .npz in the neutral layout (names and shapes
-    of layout(task)); a missing output head (HEADS) is drawn as initial_weights(task, seed)
-    draws it. Anything else missing, unknown or misshapen is a ValueError naming it."""
-    with np.load(path, allow_pickle=False) as data:
-        given = collections.OrderedDict((name, data[name]) for name in data.files)
+    """init=file: (params, names drawn) from an .npz in the neutral layout (file_weights);
+    a missing output head (HEADS) is drawn as initial_weights(task, seed) draws it."""
+    given, missing = file_weights(path, task)
     expected = layout(task)
-    extra = [name for name in given if name not in expected]
-    if extra:
-        raise ValueError("%s: %d weights are not in %s's neutral layout, e.g. %s (see "
-                         "bench_shared.weights.layout)" % (path, len(extra), task, extra[:3]))
-    head = HEADS.get(task)
-    missing = [name for name in expected if name not in given]
-    lacking = [name for name in missing if not (head and name.startswith(head))]
-    if lacking:
-        raise ValueError("%s lacks %d of %s's weights, e.g. %s; only the output layer (%s*) may "
-                         "be left out, to be drawn" % (path, len(lacking), task, lacking[:3],
-                                                      head or "none for %s" % task))
-    for name, value in given.items():
-        if tuple(value.shape) != tuple(expected[name]):
-            raise ValueError("%s: %s has shape %s, %s expects %s%s" % (
-                path, name, tuple(value.shape), task, tuple(expected[name]),
-                " (another head: leave %s* out to have it drawn)" % head
-                if head and name.startswith(head) else ""))
     drawn = initial_weights(task, seed) if missing else {}
     params = collections.OrderedDict((name, given[name] if name in given else drawn[name])
                                      for name in expected)

@@ -202,7 +202,7 @@ def run_verify(run, fw, task, arrays, stopwatch, result):
 
 def measure_peak(run, fw, result):
     """mode "peak": the package's dense-matmul FLOP/s at the run's precision, nothing else
-    (the host peak, bench.peak); a package without the hook says so as `unsupported`."""
+    (the host peak, bench.tools.peak); a package without the hook says so as `unsupported`."""
     peak_flops = contract.hook(fw, "peak_flops")
     if peak_flops is None:
         raise NotImplementedError("%s has no peak_flops(precision) hook"

@@ -118,3 +118,23 @@ def test_gru_backward_matches_finite_differences():
         ("embedding.weight", (int(x[0, -1]), 3)), ("gru.input_weight", (5, 7)),
         ("gru.input_weight", (9, 250)), ("gru.recurrent_weight", (3, 120)),
         ("gru.recurrent_bias", (210,)), ("gru.input_bias", (30,)), ("dense.weight", (8, 1))])
+
+
+def test_trained_weights_are_compared_against_the_steps_own_size():
+    """The conformance suite's trained-weights measure: a tensor within rounding of the
+    reference's passes; one whose rows moved twice as far as they should (an optimiser that
+    squares an embedding's repeated slices before summing them moves frequent words by up to
+    sqrt(k) of their step) fails, whatever the losses said."""
+    from bench_shared import conformance
+
+    rng = np.random.RandomState(0)
+    start = {"w": rng.normal(size=(50, 4)), "b": np.zeros(4)}
+    step = {"w": rng.normal(scale=1e-3, size=(50, 4)), "b": np.zeros(4)}
+    want = {name: start[name] + step[name] for name in start}
+    close = {name: want[name] + 1e-9 for name in want}
+    errors = conformance.trained_weight_errors(start, want, close)
+    assert errors["w"] < conformance.WEIGHT_TOLERANCE and errors["b"] < 1e-8
+    broken = dict(want, w=want["w"] + np.where(np.arange(50)[:, None] < 5, step["w"], 0))
+    assert conformance.trained_weight_errors(start, want, broken)["w"] > 0.5
+    # DenseNet's norms: a step not taken is the whole step
+    assert conformance.trained_weight_errors(start, want, start, "norm")["w"] == pytest.approx(1)

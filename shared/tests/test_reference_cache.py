@@ -19,8 +19,10 @@ def computed(monkeypatch, tmp_path):
     monkeypatch.setenv("BENCH_CACHE_DIR", str(tmp_path))
     calls = []
 
-    def counting(task, params, batches, optimizer):
+    def counting(task, params, batches, optimizer, trained=None):
         calls.append(task)
+        if trained is not None:
+            trained.update({name: value * 2 for name, value in params.items()})
         return [float(np.sum(x) * optimizer["lr"]) for x, _ in batches]
 
     monkeypatch.setattr(reference_train, "train_steps", counting)
@@ -32,6 +34,10 @@ def test_the_same_question_is_answered_from_disk_with_the_same_losses(question, 
     again = reference_cache.train_steps("cnn", *question)
     assert len(computed) == 1
     assert again == [float(v) for v in first] and len(again) == 2
+    losses, trained = reference_cache.trained("cnn", *question)  # the weights kept beside
+    assert len(computed) == 1 and losses == again
+    params = question[0]
+    assert all(np.array_equal(trained[name], params[name] * 2) for name in params)
 
 
 def test_other_weights_batches_or_optimizer_are_computed_anew(question, computed):

@@ -1,102 +1,151 @@
-"""`python -m bench`: Hydra turns the command line into typed configs for bench.app (a
-multirun, `-m`, is a sweep: bench.sweep); `python -m bench prepare ...` only prepares data
-(bench.prepare), `python -m bench verify` runs the equivalence check (bench.verify),
-`python -m bench report ...` tabulates result files (bench.report), `python -m bench tune ...`
-finds this host's fastest settings (bench.tune), `python -m bench peak` measures its peak
-matrix-multiply FLOP/s (bench.peak)."""
-import signal
+"""`python -m bench`: the command line. A benchmark run or a sweep (Hydra: bench.run.main), or
+a sub-command: report (bench.report.command), verify, tune, peak, prepare, envs (bench.tools).
+"""
+import difflib
+import importlib
+import os
 import sys
-from pathlib import Path
 
-import hydra
-from hydra.core.hydra_config import HydraConfig
-from hydra.types import RunMode
-from omegaconf import DictConfig, OmegaConf
+from . import __version__, project_dir, signals
+from .errors import Interrupted
 
-from . import app, conf_dir, rundirs, slurm, sweep  # noqa: F401 (rundirs: its resolver)
-from .config import register
-from .errors import Terminated
-
-_statuses = []  # one per job of this process (a multirun with the basic launcher runs them all)
-_sweep_dir = []  # the multirun's directory, once a job of this process knows it
-
-
-def _job(cfg: DictConfig) -> str:
-    hydra_cfg = HydraConfig.get()
-    run_dir = Path(hydra_cfg.runtime.output_dir)
-    config = OmegaConf.to_container(cfg, resolve=True)
-    if hydra_cfg.mode == RunMode.RUN and not slurm.secondary_task(cfg.devices) and \
-            not rundirs.first_run_in(run_dir):
-        print(f"bench: {run_dir} already holds another run; a run never reuses a directory "
-              f"(choose another hydra.run.dir)", file=sys.stderr, flush=True)
-        _statuses.append("failed")
-        return "failed"
-    if hydra_cfg.mode == RunMode.MULTIRUN:
-        _sweep_dir[:] = [Path(hydra_cfg.sweep.dir)]
-        result = sweep.finished_result(run_dir, config, cfg.redo)
-        if result is not None:
-            print(f"result: {run_dir / 'result.json'}", flush=True)
-            _statuses.append(result["status"])
-            return result["status"]
-    overrides = list(hydra_cfg.overrides.task)  # in full: a job's directory name may be cut
-    result = app.run_benchmark(OmegaConf.to_object(cfg), config, run_dir, overrides)
-    _statuses.append(result["status"])
-    return result["status"]
+# name -> (module with main(argv), one line for the help)
+SUBCOMMANDS = {
+    "run": (None, "one benchmark run, or a sweep with -m (the default: `run` may be left out)"),
+    "report": ("bench.report.command", "tables, charts and the HTML page from result files"),
+    "verify": ("bench.tools.verify", "every framework against the NumPy reference"),
+    "tune": ("bench.tools.tune", "this host's fastest settings for one framework and task"),
+    "peak": ("bench.tools.peak", "this host's peak matrix-multiply FLOP/s (for utilisation)"),
+    "prepare": ("bench.tools.prepare", "download and prepare data only (a login node)"),
+    "envs": ("bench.tools.envs", "every framework's environment: built or not, how to build it"),
+}
+RECIPES = """\
+  python -m bench task=cnn framework=torch preset=quick     a one-minute CNN run
+  python -m bench -m framework=torch,keras task=cnn,rnn preset=smoke
+                                                            a sweep: every combination
+  python -m bench -m comparison=smoke                       every installed framework
+  python -m bench report results/                           tables of every result
+  python -m bench report results/ --baseline old/           what changed since old/
+  python -m bench envs                                      which environments exist
+  python -m bench run --cfg job task=rnn                    the composed config, no run
+  python -m bench run --help                                Hydra's help: every config group"""
+USAGE = "usage: python -m bench [sub-command] [key=value ...] [-m] [--help] [--version]"
 
 
-def _terminate(signum, frame):
-    """SIGTERM (kill, Slurm) is handled like Ctrl-C: the worker is killed, the run recorded."""
-    raise Terminated()
+def help_text():
+    width = max(map(len, SUBCOMMANDS))
+    lines = [USAGE, "",
+             "Rosetta Bench: the same models in every framework, run under the same rules; time",
+             "and accuracy side by side. A run is `key=value` overrides of conf/ (task, framework,",
+             "device, precision, preset, data, ...); `-m` sweeps comma-separated values.", "",
+             "sub-commands:"]
+    lines += [f"  {name:<{width}}  {text}" for name, (_, text) in SUBCOMMANDS.items()]
+    lines += ["", "recipes:", RECIPES, "",
+              "`python -m bench <sub-command> --help` for its options. Without arguments, this",
+              "help: a run's default is the full-size CNN (25 minutes and more on a CPU)."]
+    return "\n".join(lines)
 
 
-SUBCOMMANDS = {"verify": "bench.verify", "prepare": "bench.prepare", "report": "bench.report",
-               "tune": "bench.tune", "peak": "bench.peak"}
+def version_text():
+    from .run import sysinfo
+
+    commit = sysinfo.git_commit(project_dir())
+    return f"bench {__version__}" + (f" (git {commit})" if commit else "")
 
 
 def exit_status(statuses, preset_grid=False) -> int:
-    """1: something failed; 2: something was refused, unless the sweep is a preset comparison
-    grid (`comparison=...`), whose refused cells are its table's blanks (e.g. an inference
-    runtime's training tasks), listed in the summary."""
-    if "failed" in statuses or "invalid" in statuses:
+    """1: something failed (or was cut short); 2: something was refused or is not installed,
+    unless the sweep is a preset comparison grid (`comparison=...`), whose refused cells are
+    its table's blanks (e.g. an inference runtime's training tasks), listed in the summary."""
+    if {"failed", "invalid", "interrupted"} & set(statuses):
         return 1
-    return 2 if "unsupported" in statuses and not preset_grid else 0
+    refused = {"unsupported", "not_installed"} & set(statuses)
+    return 2 if refused and not preset_grid else 0
 
 
-def main() -> int:
-    if len(sys.argv) > 1 and sys.argv[1] in SUBCOMMANDS:  # not a benchmark run: no Hydra
-        import importlib
+def unknown_word(word):
+    """The one-line error for a bare word that is neither a sub-command nor key=value."""
+    close = difflib.get_close_matches(word, SUBCOMMANDS, n=1, cutoff=0.6)
+    hint = f"; did you mean `{close[0]}`?" if close else ""
+    return (f"bench: {word!r} is not a sub-command{hint} (sub-commands: "
+            f"{', '.join(SUBCOMMANDS)}; a run takes key=value overrides, e.g. task=cnn)")
 
-        return importlib.import_module(SUBCOMMANDS[sys.argv[1]]).main(sys.argv[2:])
+
+def _guard_broken_pipe(function, *args):
+    """Run function; output piped into a command that stops reading (`| head`) ends quietly."""
     try:
-        sweep.check_command_line(sys.argv[1:])
+        status = function(*args)
+        sys.stdout.flush()
+        return status
+    except BrokenPipeError:
+        devnull = os.open(os.devnull, os.O_WRONLY)  # Python flushes stdout again at exit
+        os.dup2(devnull, sys.stdout.fileno())
+        return 0
+
+
+def main(argv=None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    return _guard_broken_pipe(_main, argv)
+
+
+def _main(argv) -> int:
+    if not argv or argv[0] in ("-h", "--help", "help"):
+        print(help_text())
+        return 0
+    if argv[0] == "--version":
+        print(version_text())
+        return 0
+    first = argv[0]
+    if first in SUBCOMMANDS and SUBCOMMANDS[first][0]:  # not a benchmark run: no Hydra
+        return importlib.import_module(SUBCOMMANDS[first][0]).main(argv[1:])
+    if first == "run":
+        argv = argv[1:]
+    elif not first.startswith("-") and "=" not in first:
+        print(unknown_word(first), file=sys.stderr)
+        return 2
+    return run(argv)
+
+
+def run(argv) -> int:
+    """A run or a sweep through Hydra's application; its exit status."""
+    from .report import sweep_summary
+    from .run import main as hydra_app
+    from .run import sweep
+
+    try:
+        sweep.check_command_line(argv)
+        hydra_app.check_additions(argv)
+        if any(a.startswith("comparison=") for a in argv) and \
+                "comparison.require_all=true" not in argv:
+            sweep.group_options("framework", require_all=False)  # none installed: say so
     except ValueError as exc:
         print(f"bench: {exc}", file=sys.stderr)
         return 2
-    register()
-    signal.signal(signal.SIGTERM, _terminate)
+    sys.argv[1:] = argv  # Hydra reads the command line from sys.argv
     try:
-        hydra.main(version_base="1.3", config_path=str(conf_dir()),
-                   config_name="config")(_job)()
+        hydra_app.main()
     except KeyboardInterrupt as exc:
         # every finished job's result.json is complete (written atomically); the interrupted
-        # one says `failed`, so the same command runs it again and skips the rest
-        what = "SIGTERM" if isinstance(exc, Terminated) else "Ctrl-C"
+        # one says so, and the same command runs it again and skips the rest
+        signals.ignore()  # recorded; more signals (Slurm sends two) must not cut the exit
+        what = getattr(exc, "what", "Ctrl-C")
         print(f"\ninterrupted ({what}): finished results are kept", flush=True)
-        if _sweep_dir:
-            signal.signal(signal.SIGTERM, signal.SIG_IGN)  # a second one: finish the summary
-            sweep.summarise(_sweep_dir[0])
+        sweep_dir = (hydra_app.sweep_dirs or [sweep_summary.current_dir])[0]
+        if sweep_dir:
+            sweep_summary.summarise(sweep_dir)
             print("the same command resumes the sweep", flush=True)
-        return 143 if isinstance(exc, Terminated) else 130
+        return exc.exit_status if isinstance(exc, Interrupted) else 130
     except Exception as exc:  # e.g. a job directory that cannot be created: Hydra stops the sweep
         print(f"bench: {type(exc).__name__}: {exc}", file=sys.stderr, flush=True)
-        if _sweep_dir or sweep.current_dir:
-            sweep.summarise(_sweep_dir[0] if _sweep_dir else sweep.current_dir)
+        sweep_dir = (hydra_app.sweep_dirs or [sweep_summary.current_dir])[0]
+        if sweep_dir:
+            sweep_summary.summarise(sweep_dir)
         return 1
     # a sweep's status is that of every result in its directory (the end-of-sweep summary
     # read them): its jobs may have run in other processes (submitit)
-    preset_grid = any(arg.startswith("comparison=") for arg in sys.argv[1:])
-    return exit_status(sweep.last_statuses if sweep.last_statuses is not None else _statuses,
-                       preset_grid)
+    preset_grid = any(arg.startswith("comparison=") for arg in argv)
+    last = sweep_summary.last_statuses
+    return exit_status(last if last is not None else hydra_app.statuses, preset_grid)
 
 
 def console_main() -> None:

@@ -7,18 +7,13 @@ import subprocess
 import sys
 from pathlib import Path
 
-from hydra import compose, initialize_config_dir
-from omegaconf import OmegaConf
-
-from . import app, conf_dir, config
+from .run import config, pipeline, record
 
 
 def make_run(framework, *overrides):
     """The run dict the orchestrator would hand a worker, composed from the real configs."""
-    config.register()
-    with initialize_config_dir(config_dir=str(conf_dir()), version_base="1.3"):
-        cfg = compose(config_name="config", overrides=[f"framework={framework}", *overrides])
-    return app.worker_run(OmegaConf.to_object(cfg), {"arrays": {}, "limits": {}})
+    cfg = config.compose([f"framework={framework}", *overrides])
+    return pipeline.worker_run(cfg, {"arrays": {}, "limits": {}})
 
 
 def run_cli(args, cwd, cache_dir, timeout=900):
@@ -28,15 +23,18 @@ def run_cli(args, cwd, cache_dir, timeout=900):
                           capture_output=True, text=True, timeout=timeout)
     paths = re.findall(r"^result: (.+)$", proc.stdout, re.M)
     result = json.loads(Path(paths[-1]).read_text()) if paths else None
+    problem = record.problem(result) if result is not None else None
+    if problem:  # every result written follows result.schema.json
+        raise AssertionError(f"{paths[-1]} does not follow the result schema: {problem}")
     return proc.returncode, proc.stdout + proc.stderr, result
 
 
 def free_slurm_job_id():
-    """A job ID whose rendezvous port (bench.slurm) nobody listens on now."""
+    """A job ID whose rendezvous port (bench.run.slurm) nobody listens on now."""
     import random
     import socket
 
-    from .slurm import PORT_BASE, PORT_SPAN
+    from .run.slurm import PORT_BASE, PORT_SPAN
 
     for _ in range(100):
         job_id = random.randrange(PORT_SPAN)
@@ -59,7 +57,10 @@ def run_cli_as_slurm_tasks(args, cwd, cache_dir, tasks=2, timeout=900, env=None)
         task_env = dict(env or os.environ, BENCH_CACHE_DIR=str(cache_dir),
                         SLURM_JOB_ID=str(job_id),
                         SLURM_NTASKS=str(tasks), SLURM_PROCID=str(task), SLURM_LOCALID="0",
-                        SLURM_NODEID=str(task), SLURM_JOB_NODELIST="localhost")
+                        SLURM_NODEID=str(task), SLURM_JOB_NODELIST="localhost",
+                        # what srun sets in a step's tasks (a batch script has none of these)
+                        SLURM_STEP_ID="0", SLURM_STEP_NUM_TASKS=str(tasks),
+                        SLURM_STEP_NODELIST="localhost")
         with open(log, "w") as out:  # a file, not a pipe: no task blocks on a full one
             procs.append(subprocess.Popen([sys.executable, "-m", "bench", *args], cwd=cwd,
                                           env=task_env, stdout=out, stderr=subprocess.STDOUT))

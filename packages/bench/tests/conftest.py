@@ -1,6 +1,7 @@
 """Fixtures for the orchestrator's tests: the real CLI in a subprocess, with the numpy fake
 framework (tests/fake_framework) added to a copy of conf/ and a private data cache; an HTTP
 server on 127.0.0.1 for the real-data archives (tests/archives.py)."""
+import contextlib
 import os
 import re
 import shutil
@@ -53,6 +54,10 @@ class Run:
         self.returncode = proc.returncode
         self.output = proc.stdout + proc.stderr
         self.result_paths = [Path(p) for p in re.findall(r"^result: (.+)$", proc.stdout, re.M)]
+        for path in self.result_paths:  # every result it wrote follows the schema
+            for written in [path, *path.parent.glob("result.node*.json")]:
+                if written.is_file():
+                    assert_follows_schema(written)
 
     @property
     def result(self):
@@ -60,6 +65,18 @@ class Run:
 
         assert len(self.result_paths) == 1, self.output
         return json.loads(self.result_paths[0].read_text())
+
+
+def assert_follows_schema(path):
+    """A result file as bench wrote it: strict JSON that validates against
+    result.schema.json (bench.run.record.problem says which field does not)."""
+    import json
+
+    from bench.run import record
+
+    result = json.loads(Path(path).read_text())
+    if isinstance(result, dict) and "config" in result and "status" in result:
+        assert record.problem(result) is None, (path, record.problem(result))
 
 
 @pytest.fixture
@@ -78,3 +95,27 @@ def archive_server():
     server = ArchiveServer()
     yield server
     server.close()
+
+
+@pytest.fixture
+def full_disk(tmp_path):
+    """A directory on a file system with no space left: a 1 MiB tmpfs mounted for the test
+    (root only; skipped where mount is not permitted) and filled by its file `filler`, so that
+    writes there fail with ENOSPC as on a full disk (truncate `filler` to leave some room)."""
+    mount = tmp_path / "full"
+    mount.mkdir()
+    try:
+        mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(mount)],
+                                 capture_output=True, text=True)
+    except FileNotFoundError as exc:
+        pytest.skip(f"a full disk needs a tmpfs mount: {exc}")
+    if mounted.returncode != 0:
+        pytest.skip(f"a full disk needs a tmpfs mount: {mounted.stderr.strip()}")
+    try:
+        with open(mount / "filler", "wb", buffering=0) as filler:
+            with contextlib.suppress(OSError):  # ENOSPC: full
+                while filler.write(bytes(1 << 16)):
+                    pass
+        yield mount
+    finally:
+        subprocess.run(["umount", "-l", str(mount)], check=False)

@@ -5,7 +5,7 @@ import json
 from html.parser import HTMLParser
 from pathlib import Path
 
-from bench import verify
+from bench.tools import verify
 
 XEON = "Intel(R) Xeon(R) Gold 6148 CPU @ 2.40GHz"
 CPU_COLUMN = "Intel Xeon Gold 6148, 8 CPUs fp32"
@@ -31,8 +31,9 @@ def make_result(framework, task, seconds, accuracy, status, seed=0, hostname="no
     kind = "inference" if task == "resnet50" else "train"
     stats = {}
     if status == "ok":
-        stats = ({"train_seconds": seconds} if kind == "train"
-                 else {"seconds_per_1000_images": seconds})
+        stats = ({"train_seconds": seconds, "examples_per_second": 50000 / seconds}
+                 if kind == "train" else
+                 {"seconds_per_1000_images": seconds, "images_per_second": 1000 / seconds})
     return {
         "status": status,
         "config": {"task": {"name": task, "kind": kind, "batch_size": 64},

@@ -6,7 +6,7 @@ import json
 from mdtable import parse_table
 from test_report import make_result
 
-from bench import report
+from bench.report import command
 
 DISPLAY = {"torch": "PyTorch", "tensorflow": "TensorFlow", "keras": "Keras"}
 # framework -> task -> [(test accuracy, final loss) per seed 0, 1, 2]; None: the seed failed
@@ -47,7 +47,7 @@ def agreement_runs():
 
 
 def run_report(directory, out):
-    assert report.main([str(directory), "--out", str(out), "--no-charts"]) == 0
+    assert command.main([str(directory), "--out", str(out), "--no-charts"]) == 0
     return (out / "report.md").read_text()
 
 

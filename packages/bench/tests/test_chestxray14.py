@@ -1,9 +1,13 @@
 """data=real for task `densenet`: NIH ChestX-ray14 from a directory the user has, on a small
 generated copy in NIH's layout (Data_Entry_2017.csv as NIH writes it, PNGs of several sizes
 and modes spread over images_001/images and images_002/images). The module and real.prepare
-are called directly, and once through the CLI (`python -m bench prepare`, then a run)."""
+are called directly, and through the CLI (`python -m bench prepare`, then a run)."""
 import csv
 import os
+import re
+import struct
+import zlib
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -12,9 +16,9 @@ from omegaconf import OmegaConf
 from PIL import Image
 
 import bench
-from bench import config
 from bench.data import cache, chestxray14, real
 from bench.errors import DataError
+from bench.run import config
 
 # NIH's header: the bracketed names hold commas, so they are two fields each, and every row
 # (header included) ends with a comma
@@ -305,7 +309,7 @@ def test_the_cli_prepares_once_then_a_run_trains_on_it(xray, run_bench, tmp_path
     (the fake framework) on the prepared split: the test split's 3 patients' images."""
     directory, listed = xray
     where = f"data.chestxray14.directory={directory}"
-    prepared = run_bench("prepare", "task=densenet", "data=real", where)
+    prepared = run_bench("prepare", "task=densenet", "data=real", where, "task.image_size=32")
     assert prepared.returncode == 0, prepared.output
     assert "prepare densenet data=real: " in prepared.output
     run = run_bench("framework=fake", "task=densenet", "data=real", where, "preset=smoke",
@@ -318,7 +322,58 @@ def test_the_cli_prepares_once_then_a_run_trains_on_it(xray, run_bench, tmp_path
     assert run.result["data"]["cache_entry"] in prepared.output
 
 
+def test_the_images_are_stored_in_proportion_to_the_crop(xray, run_bench):
+    """SPEC's 264 for a 224 crop; task.image_size=112 and 32 store 132 and 38 (as synthetic
+    data does), each size its own cache entry: training crops and evaluation resizes images
+    of the same proportions at every size."""
+    directory, _ = xray
+    prepared = run_bench("prepare", "task=densenet", "data=real",
+                         f"data.chestxray14.directory={directory}", "task.image_size=112,32")
+    assert prepared.returncode == 0, prepared.output
+    entries = re.findall(r"^prepare densenet data=real: .* in (.+)$", prepared.output, re.M)
+    assert len(entries) == 2, prepared.output
+    for entry, side in zip(entries, (132, 38)):
+        assert Path(entry).name.startswith(f"chestxray14-{real.PREPARATION}-{side}-"), entry
+        for split in chestxray14.SPLITS:
+            assert load(Path(entry), f"{split}_x").shape[1:] == (side, side)
+
+
 # ---- what is refused, and what to do -------------------------------------------------------
+
+def header_only_png(path, width, height):
+    """A PNG whose header declares width x height 8-bit grayscale pixels: Pillow reads the size
+    from the header and refuses an image over its pixel limit before decoding anything."""
+    def chunk(kind, data):
+        return (struct.pack(">I", len(data)) + kind + data
+                + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF))
+
+    header = struct.pack(">IIBBBBB", width, height, 8, 0, 0, 0, 0)
+    path.write_bytes(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header)
+                     + chunk(b"IDAT", zlib.compress(b"")) + chunk(b"IEND", b""))
+
+
+@pytest.mark.parametrize("damage", ["an image over Pillow's pixel limit",
+                                    "a CSV field over the csv module's limit"])
+def test_what_pillow_or_csv_refuses_is_one_line(xray, run_bench, own_cache, damage):
+    directory, _ = xray
+    env, _ = own_cache  # the CSV alone names an entry: a shared cache may hold this one
+    if damage.startswith("an image"):
+        bomb = next(directory.rglob("00000075_001.png"))
+        header_only_png(bomb, 20000, 20000)  # 400 million pixels
+        expected = (f"{bomb} is not one of ChestX-ray14's images (1024 x 1024): Image size "
+                    f"(400000000 pixels) exceeds limit")
+    else:
+        csv_file = directory / chestxray14.CSV_NAME
+        lines = csv_file.read_text().splitlines()
+        lines[3] = lines[3].replace(",058Y,", f",{'9' * 200_000},", 1)
+        csv_file.write_text("\n".join(lines) + "\n")
+        expected = (f"{csv_file} is not NIH's {chestxray14.CSV_NAME}: line 4: field larger "
+                    f"than field limit (131072)")
+    run = run_bench("prepare", "task=densenet", "data=real",
+                    f"data.chestxray14.directory={directory}", "task.image_size=32", env=env)
+    assert run.returncode == 1 and "Traceback" not in run.output, run.output
+    assert f"prepare densenet data=real: {expected}" in run.output, run.output
+
 
 def test_no_directory_says_it_is_never_downloaded(tmp_path):
     with pytest.raises(DataError) as err:

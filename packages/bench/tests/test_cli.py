@@ -1,5 +1,13 @@
 """End to end through `python -m bench` in a subprocess, with real worker processes."""
 import json
+import subprocess
+import sys
+import zipfile
+
+import numpy as np
+import pytest
+
+from bench_shared import weights
 
 FAST = ["framework=fake", "preset=smoke"]
 
@@ -128,3 +136,67 @@ def test_init_file_needs_a_path_to_a_file(run_bench, tmp_path):
     assert no_path.returncode == 1 and "give init.path=" in no_path.result["error"]
     absent = run_bench(*FAST, "task=rnn", "init=file", f"init.path={tmp_path / 'none.npz'}")
     assert absent.returncode == 1 and "none.npz: no such file" in absent.result["error"]
+
+
+def init_file_with_a_large_unknown_member(path, mib):
+    """cnn's neutral weights and `junk`, mib MiB of zeros declared as one float32 array: the
+    file is small (zeros compress), reading the member is not."""
+    count = mib * (1 << 20) // 4
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED, compresslevel=1) as archive:
+        for name, value in weights.initial_weights("cnn", 0).items():
+            with archive.open(name + ".npy", "w") as member:
+                np.lib.format.write_array(member, value)
+        with archive.open("junk.npy", "w", force_zip64=True) as member:
+            np.lib.format.write_array_header_1_0(member, {"descr": "<f4", "fortran_order": False,
+                                                          "shape": (count,)})
+            zeros = bytes(16 << 20)
+            for _ in range(mib // 16):
+                member.write(zeros)
+
+
+def test_init_file_reads_the_names_before_any_array(bench_env, tmp_path):
+    """A member the layout does not name is refused before a byte of it is decompressed:
+    the orchestrator's peak memory stays far below the member's size."""
+    path = tmp_path / "weights.npz"
+    init_file_with_a_large_unknown_member(path, mib=256)
+    assert path.stat().st_size < 32 << 20
+    # an intermediary whose only child is the orchestrator: its children's peak is that one's
+    measure = ("import resource, subprocess, sys; code = subprocess.call(sys.argv[1:]); "
+               "print('peak KiB', resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss); "
+               "sys.exit(code)")
+    proc = subprocess.run([sys.executable, "-c", measure, sys.executable, "-m", "bench", *FAST,
+                           "task=cnn", "init=file", f"init.path={path}"], cwd=tmp_path,
+                          env=bench_env, capture_output=True, text=True, timeout=300)
+    output = proc.stdout + proc.stderr
+    assert proc.returncode == 1 and "Traceback" not in output, output
+    result = json.loads(open(output.split("result: ")[1].split()[0]).read())
+    assert result["error"] == (f"init=file: {path}: 1 weights are not in cnn's neutral layout, "
+                               f"e.g. ['junk'] (see bench_shared.weights.layout)")
+    assert "worker" not in result  # refused before a worker started
+    peak_mib = int(output.split("peak KiB ")[1].split()[0]) / 1024
+    assert peak_mib < 192, f"the orchestrator peaked at {peak_mib:.0f} MiB"
+
+
+@pytest.mark.parametrize("damage", ["a text file", "NaN", "infinity", "int64"])
+def test_init_file_is_refused_up_front_in_one_line(run_bench, tmp_path, damage):
+    path = tmp_path / "weights.npz"
+    given = weights.initial_weights("cnn", 0)
+    if damage == "a text file":
+        path = tmp_path / "weights.txt"
+        path.write_text("conv1.weight 0.1 0.2\n")
+        says = (f"init=file: {path} is not a weights .npz (File is not a zip file): init=file "
+                f"takes an .npz of arrays in the neutral layout")
+    elif damage == "int64":
+        given["dense2.bias"] = np.zeros(given["dense2.bias"].shape, np.int64)
+        says = (f"init=file: {path}: dense2.bias holds int64 values; weights are floating "
+                f"point (float32)")
+    else:
+        given["conv2.weight"].flat[[3, 7]] = np.nan if damage == "NaN" else np.inf
+        says = (f"init=file: {path}: conv2.weight has 2 non-finite values (NaN or infinity) "
+                f"among {given['conv2.weight'].size}; initial weights must be finite")
+    if damage != "a text file":
+        np.savez(path, **given)
+    run = run_bench(*FAST, "task=cnn", "init=file", f"init.path={path}")
+    assert run.returncode == 1 and "Traceback" not in run.output, run.output
+    assert run.result["error"].startswith(says), run.result["error"]
+    assert "worker" not in run.result and "data" not in run.result  # before data and workers

@@ -1,5 +1,12 @@
-"""Synthetic data (shapes, determinism, class structure), IMDB preprocessing, the cache."""
+"""Synthetic data (shapes, determinism, class structure), IMDB preprocessing, the cache
+(in-process, and through `python -m bench` for a preparation killed outright and a full
+disk)."""
 import multiprocessing
+import os
+import re
+import signal
+import subprocess
+import sys
 import time
 
 import numpy as np
@@ -105,3 +112,57 @@ def test_failed_preparation_publishes_nothing(tmp_path):
         pass
     assert not entry.exists()
     assert [p.name for p in tmp_path.iterdir()] == []  # no lock file left behind
+
+
+def test_a_killed_preparation_s_temporary_is_removed_by_the_next(own_cache, run_bench,
+                                                                  tmp_path):
+    """SIGKILL (the OOM killer, Slurm after its grace period) leaves a preparation no time to
+    remove its temporary directory; the next preparation of the entry removes it, and leaves
+    the temporaries of a process that still runs or of another host alone."""
+    env, cache_dir = own_cache
+    args = ["prepare", "task=cnn", "preset=smoke", "preset.train_examples=8000",
+            "preset.test_examples=64"]
+    proc = subprocess.Popen([sys.executable, "-m", "bench", *args], cwd=tmp_path, env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    entries = cache_dir / "synthetic"
+    deadline = time.monotonic() + 120
+    temporary = None
+    while temporary is None and proc.poll() is None and time.monotonic() < deadline:
+        found = [p for p in entries.glob("cifar10-*.*") if p.is_dir()] if entries.is_dir() else []
+        temporary = found[0] if found else None
+        time.sleep(0.005)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(30)
+    assert temporary is not None and temporary.is_dir(), "the preparation ended unseen"
+    # what another process that still runs, and a preparation on another host, would have
+    live = temporary.with_name(temporary.name.replace(f"-{proc.pid}-", f"-{os.getpid()}-"))
+    elsewhere = temporary.with_name(re.sub(r"\.tmp-.+(-\d+-[^-]+)$", r".tmp-elsewhere\1",
+                                           temporary.name))
+    for other in (live, elsewhere):
+        assert other != temporary, temporary
+        other.mkdir()
+
+    again = run_bench(*args, env=env)
+    assert again.returncode == 0, again.output
+    assert not temporary.exists(), again.output
+    assert (f"removing {temporary}: left by a preparation (pid {proc.pid}) that no longer "
+            f"runs") in again.output
+    assert live.is_dir() and elsewhere.is_dir()
+    (entry,) = [p for p in entries.iterdir() if p.is_dir() and p not in (live, elsewhere)]
+    assert cache.read_manifest(entry) is not None and "." not in entry.name
+
+
+def test_a_full_cache_disk_is_one_line_naming_it(run_bench, bench_env, full_disk):
+    room = 256 * 1024  # the lock and the temporary directory fit; the arrays do not
+    filler = full_disk / "filler"
+    os.truncate(filler, filler.stat().st_size - room)
+    cache_dir = full_disk / "cache"
+    run = run_bench("framework=fake", "task=cnn", "preset=smoke",
+                    env=dict(bench_env, BENCH_CACHE_DIR=str(cache_dir)))
+    assert run.returncode == 1, run.output
+    assert "Traceback" not in run.output and "bytes" not in run.output, run.output
+    error = run.result["error"]
+    assert error.startswith(f"no space left on {cache_dir / 'synthetic'} to prepare cifar10-"), \
+        error
+    assert "set data.cache_dir (or BENCH_CACHE_DIR) to a file system with room" in error
+    assert [p.name for p in (cache_dir / "synthetic").iterdir()] == []  # nothing half-made

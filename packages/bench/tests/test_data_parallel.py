@@ -81,8 +81,9 @@ def test_a_hanging_rank_is_killed_with_the_others_at_the_timeout(run_bench):
 
 
 def test_the_axis_is_densenet_s_and_needs_a_declared_idiom(run_bench):
+    # refused like every other combination that cannot run: unsupported, exit status 2
     other_task = run_bench("framework=fake", "task=cnn", "devices=2", "preset=smoke")
-    assert other_task.returncode == 1 and other_task.result["status"] == "failed"
+    assert other_task.returncode == 2 and other_task.result["status"] == "unsupported"
     assert "task=cnn runs on one device" in other_task.result["error"], other_task.output
     undeclared = run_bench("framework=fake", "devices=2", *SMALL,
                            "~framework.capabilities.data_parallel.cpu",
@@ -127,7 +128,8 @@ def test_two_slurm_tasks_run_one_job_each_starting_its_node_s_rank(bench_env, tm
 def test_slurm_devices_must_split_evenly_over_the_tasks(bench_env, tmp_path):
     from bench import testing
 
-    outputs = testing.run_cli_as_slurm_tasks(["framework=fake", "devices=3", *SMALL],
+    outputs = testing.run_cli_as_slurm_tasks(["framework=fake", "devices=3", *SMALL,
+                                              f"hydra.run.dir={tmp_path / 'run'}"],
                                              tmp_path, bench_env["BENCH_CACHE_DIR"],
                                              env=bench_env)
     for code, output in outputs:
@@ -135,12 +137,13 @@ def test_slurm_devices_must_split_evenly_over_the_tasks(bench_env, tmp_path):
 
 
 def test_slurm_node_lists_expand_in_order_and_the_layout_follows_the_task():
-    from bench import slurm
+    from bench.run import slurm
 
     assert slurm.hostnames("gpu[01-03,07],login1") == ["gpu01", "gpu02", "gpu03", "gpu07",
                                                         "login1"]
     env = {"SLURM_NTASKS": "2", "SLURM_PROCID": "1", "SLURM_JOB_ID": "123",
-           "SLURM_JOB_NODELIST": "n[8-9]"}
+           "SLURM_JOB_NODELIST": "n[7-9]", "SLURM_STEP_ID": "0", "SLURM_STEP_NUM_TASKS": "2",
+           "SLURM_STEP_NODELIST": "n[8-9]"}
     layout = slurm.node_layout(4, env)
     assert layout == {"node": 1, "nodes": 2, "local_devices": 2, "rank_offset": 2,
                       "local_rank_offset": 0, "master_addr": "n8",
@@ -149,3 +152,6 @@ def test_slurm_node_lists_expand_in_order_and_the_layout_follows_the_task():
     assert slurm.result_name(4, env) == "result.node1.json"
     assert slurm.node_layout(1, env) is None and slurm.result_name(1, env) == "result.json"
     assert slurm.node_layout(4, {"SLURM_NTASKS": "1"}) is None
+    # a batch script or an salloc shell of 2 tasks is one process: no step, no layout
+    batch = {k: v for k, v in env.items() if not k.startswith("SLURM_STEP")}
+    assert slurm.node_layout(4, batch) is None and slurm.result_name(4, batch) == "result.json"

@@ -12,7 +12,8 @@ def without_fake(env):
 
 def test_missing_environment_names_the_nox_command(run_bench, bench_env, tmp_path):
     run = run_bench("framework=fake", "preset=smoke", env=without_fake(bench_env))
-    assert run.returncode == 1
+    assert run.returncode == 2 and run.result["status"] == "not_installed"
+    assert "worker" not in run.result  # refused before any worker
     error = run.result["error"]
     assert error.startswith("framework=fake: bench_fake is not importable by ")
     assert "Build it with `nox -s fake`" in error and "framework.python=" in error
@@ -60,9 +61,10 @@ def test_explicit_python(run_bench, bench_env, tmp_path):
     assert run.returncode == 0, run.output
     assert run.result["worker"]["found_by"] == "framework.python"
     run = run_bench("framework=fake", "preset=smoke", f"framework.python={tmp_path}/nope")
-    assert run.returncode == 1
+    assert (run.returncode, run.result["status"]) == (2, "not_installed")
     assert run.result["error"] == f"framework.python={tmp_path}/nope does not exist"
     assert os.path.exists(sys.executable)
     run = run_bench("framework=fake", "preset=smoke", f"framework.python={sys.executable}",
                     env=without_fake(bench_env))
-    assert run.returncode == 1 and "cannot import bench_fake" in run.result["error"]
+    assert run.returncode == 2 and "cannot import bench_fake" in run.result["error"]
+    assert run.result["status"] == "not_installed"

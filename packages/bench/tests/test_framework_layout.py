@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from bench import capabilities
+from bench.run import capabilities
 from bench_shared import contract, spec
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -30,10 +30,10 @@ def r_defined_names(path):
 @pytest.mark.parametrize("framework", capabilities.framework_names())
 def test_task_modules_follow_the_contract(framework):
     declared = capabilities.declared(framework)
-    if declared.get("r_models"):  # written in R: <task>.R, then what common.R shares
+    if declared.get("r_models"):  # written in R: <task>.R, then what loop.R shares
         folder = ROOT / "packages" / "r" / declared["r_models"]
         for task in declared["capabilities"]["tasks"]:
-            names = r_defined_names(folder / f"{task}.R") + r_defined_names(folder / "common.R")
+            names = r_defined_names(folder / f"{task}.R") + r_defined_names(folder / "loop.R")
             expected = list(contract.TASK_FUNCTIONS[spec.TASKS[task].kind])
             assert [n for n in names if n in expected] == expected, (framework, task, names)
         return
@@ -46,3 +46,28 @@ def test_task_modules_follow_the_contract(framework):
         assert [n for n in names if n in expected] == expected, (framework, task, names)
         # the weight protocol is the runtime's: no package writes its own loading loop
         assert not {"load_weights", "export_weights"} & set(names), (framework, task, names)
+
+
+def imported_names(path):
+    names = []
+    for node in ast.parse(path.read_text()).body:
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            names += [alias.asname or alias.name.split(".")[0] for alias in node.names]
+    return names
+
+
+PACKAGE_ORDER = [*contract.PACKAGE_FUNCTIONS, "peak_flops"]  # the contract's, then its hook
+
+
+@pytest.mark.parametrize("package", sorted({capabilities.declared(f)["package"]
+                                            for f in capabilities.framework_names()
+                                            if not capabilities.declared(f).get("r_models")}))
+def test_package_init_has_the_contract_s_functions_in_order(package):
+    """`bench_<fw>/__init__.py`: the contract's functions, defined there or imported from the
+    module that holds them, and those defined there in one order in every package."""
+    (init,) = ROOT.glob(f"packages/*/{package.replace('.', '/')}/__init__.py")
+    defined = defined_names(init)
+    present = set(defined) | set(imported_names(init))
+    assert [n for n in contract.PACKAGE_FUNCTIONS if n not in present] == [], package
+    order = [n for n in defined if n in PACKAGE_ORDER]
+    assert order == sorted(order, key=PACKAGE_ORDER.index), (package, order)

@@ -3,7 +3,7 @@ interpreter, then look at sys.modules."""
 import subprocess
 import sys
 
-from bench import capabilities
+from bench.run import capabilities
 
 # every framework module a conf/framework/*.yaml names (`module`), and GPU array libraries
 FRAMEWORK_MODULES = sorted({capabilities.declared(name)["module"].split(".")[0]
@@ -16,7 +16,7 @@ from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
 import bench
 from bench_shared import spec
-from bench import app, capabilities, config, environments
+from bench.run import capabilities, config, environments, pipeline
 config.register()
 for name in capabilities.framework_names():
     for task in spec.TASKS:
@@ -27,7 +27,7 @@ for name in capabilities.framework_names():
             capabilities.check(cfg)
         except bench.errors.UnsupportedError:  # a task it does not declare (an inference
             continue                            # runtime's cnn): refused, nothing imported
-        app.effective_task(cfg)
+        pipeline.effective_task(cfg)
         try:
             environments.find_python(cfg.framework)
         except bench.errors.EnvironmentNotFound:

@@ -5,6 +5,8 @@ import json
 import re
 from pathlib import Path
 
+import pytest
+
 # the utilisation figures need a run, not a long one
 RUN = ["framework=fake", "task=cnn", "preset=smoke", "preset.train_examples=256",
        "preset.test_examples=128", "preset.epochs=1"]
@@ -48,3 +50,26 @@ def test_host_peak_is_measured_once_cached_and_shown_beside_utilisation(run_benc
         (row,) = list(csv.DictReader(f))
     assert float(row["host_utilisation"]) == s["host_utilisation"]
     assert row["tuned"] == "False"
+
+
+@pytest.mark.parametrize("damage", ["[]", "flops 0", "flops 'fast'"])
+def test_a_peak_file_of_another_shape_is_reported_and_ignored(run_bench, own_cache, damage):
+    from bench.run import hosts, sysinfo
+
+    env, cache = own_cache
+    file = hosts.peak_path(str(cache))
+    file.parent.mkdir(parents=True)
+    peak = {"version": 1, "host": sysinfo.host_key(), "measured": "2026-01-01T00:00:00",
+            "precisions": {"fp32": {"flops": 1e11, "framework": "fake"}},
+            "frameworks": {"fake": {"fp32": 1e11, "bf16": "unsupported"}}}
+    if damage == "[]":
+        peak = []
+    else:
+        peak["precisions"]["fp32"]["flops"] = 0 if damage == "flops 0" else "fast"
+    file.write_text(json.dumps(peak))
+    run = run_bench(*RUN, env=env)
+    assert run.returncode == 0 and run.result["status"] == "ok", run.output
+    assert run.result["host_peak"] is None and "host_utilisation" not in run.result["stats"]
+    (line,) = [line for line in run.output.splitlines() if str(file) in line]
+    assert line.startswith(f"bench: {file} is not a host peak ("), line
+    assert line.endswith("runs report no host_utilisation until `python -m bench peak --redo`")

@@ -20,9 +20,10 @@ from hydra.errors import ConfigCompositionException
 from omegaconf import OmegaConf
 
 import bench
-from bench import config, data
+from bench import data
 from bench.data import cache, cifar10, download, imdb, real
 from bench.errors import DataError
+from bench.run import config
 
 CIFAR = "cifar-10-python.tar.gz"
 

@@ -8,7 +8,8 @@ import pytest
 from matplotlib.container import BarContainer
 from mdtable import parse_table
 
-from bench import baseline, charts, reference_2018, report, runs
+from bench.report import baseline, charts, command, reference_2018
+from bench.report.grid import Grid, collect
 
 P100, XEON = "Tesla P100-PCIE-16GB", "Intel(R) Xeon(R) Gold 6148 CPU @ 2.40GHz"
 DISPLAY = {"torch": "PyTorch", "tensorflow": "TensorFlow"}
@@ -17,7 +18,7 @@ SPEC_MD = Path(__file__).resolve().parents[3] / "shared" / "SPEC.md"
 
 def make_result(framework, task, seconds=None, accuracy=None, status="ok", device="gpu",
                 gpu=P100, precision="fp32", options=None, hostname="node1", seed=0):
-    """A result.json as app.run_benchmark writes it, reduced to what reports read."""
+    """A result.json as pipeline.run_benchmark writes it, reduced to what reports read."""
     kind = "inference" if task == "resnet50" else "train"
     stats = {}
     if status == "ok":
@@ -56,8 +57,9 @@ CURRENT = [
     # tensorflow resnet50: not run
 ]
 BASELINE = [
-    ("torch", "cnn", 45.0, 0.800, "ok", "gpu"),  # now 51: 13 % slower, 2.4 points less
-    ("torch", "rnn", 15.8, 0.856, "ok", "gpu"),  # now 16.0: within 10 %
+    ("torch", "cnn", 45.0, 0.800, "ok", "gpu"),  # now 50-54 (3 runs): slower, no overlap,
+    ("torch", "cnn", 46.0, 0.802, "ok", "gpu"),  # 2.5 points less accurate, no overlap
+    ("torch", "rnn", 15.8, 0.856, "ok", "gpu"),  # one run each: too few to judge
     ("tensorflow", "rnn", 22.0, 0.850, "ok", "gpu"),  # now failed
     ("tensorflow", "cnn", 60.0, 0.770, "ok", "gpu"),  # now 57: faster
 ]
@@ -81,30 +83,37 @@ def current(tmp_path):
 
 def test_markdown_table_has_the_seeds_layout_with_known_cells(current, tmp_path):
     out = tmp_path / "report"
-    assert report.main([str(current), "--out", str(out), "--no-charts"]) == 0
+    assert command.main([str(current), "--out", str(out), "--no-charts"]) == 0
     text = (out / "report.md").read_text()
     table = parse_table(text)
     assert list(table) == ["PyTorch", "TensorFlow"]
-    assert list(table["PyTorch"]) == [f"CNN {CPU_COLUMN}", f"CNN {GPU_COLUMN}",
-                                      f"ResNet-50 s/1000 img {GPU_COLUMN}", f"RNN {GPU_COLUMN}"]
+    columns = [f"CNN {CPU_COLUMN}", f"CNN {GPU_COLUMN}", f"ResNet-50 {GPU_COLUMN}",
+               f"RNN {GPU_COLUMN}"]
+    assert list(table["PyTorch"]) == [c + x for c in columns for x in ("", " ×")]
+    # every run is preset=full: the cells are total time, the 2018 table's figure
+    assert "Cells: total time (s (every epoch) for training, s per 1000 images" in text
     assert table["PyTorch"] == {
-        f"CNN {CPU_COLUMN}": "1500 · 78.0 %",
-        f"CNN {GPU_COLUMN}": "51.0 ±2.00 (n=3) · 77.6 %",  # median, half the range, 3 runs
-        f"ResNet-50 s/1000 img {GPU_COLUMN}": "1.90",
-        f"RNN {GPU_COLUMN}": "16.0 · 85.5 %",
+        f"CNN {CPU_COLUMN}": "1500 (n=1) · 78.0 %", f"CNN {CPU_COLUMN} ×": "1.00",
+        f"CNN {GPU_COLUMN}": "51.0 (50.0–54.0, n=3) · 77.6 %",  # median, min-max, 3 runs
+        f"CNN {GPU_COLUMN} ×": "1.00",
+        f"ResNet-50 {GPU_COLUMN}": "1.90 (n=1)", f"ResNet-50 {GPU_COLUMN} ×": "1.00",
+        f"RNN {GPU_COLUMN}": "16.0 (n=1) · 85.5 %", f"RNN {GPU_COLUMN} ×": "1.00",
     }
     assert table["TensorFlow"] == {
-        f"CNN {CPU_COLUMN}": "—",  # unsupported
-        f"CNN {GPU_COLUMN}": "57.0 · 77.1 %",
-        f"ResNet-50 s/1000 img {GPU_COLUMN}": "",  # not run
-        f"RNN {GPU_COLUMN}": "failed",
+        f"CNN {CPU_COLUMN}": "—", f"CNN {CPU_COLUMN} ×": "",  # unsupported
+        f"CNN {GPU_COLUMN}": "57.0 (n=1) · 77.1 %", f"CNN {GPU_COLUMN} ×": "1.12",  # 57 / 51
+        f"ResNet-50 {GPU_COLUMN}": "", f"ResNet-50 {GPU_COLUMN} ×": "",  # not run
+        f"RNN {GPU_COLUMN}": "failed", f"RNN {GPU_COLUMN} ×": "",
     }
     assert "All runs: data synthetic, preset full." in text
+    # hyperfine's sentence, with the range the runs allow (51 vs 57; 50-54 vs 57)
+    assert (f"PyTorch ran 1.12× (1.06–1.14) faster than TensorFlow on CNN ({GPU_COLUMN})"
+            in text)
 
 
 def test_csv_has_one_flat_row_per_run(current, tmp_path):
     out = tmp_path / "report"
-    report.main([str(current), "--out", str(out), "--no-charts"])
+    command.main([str(current), "--out", str(out), "--no-charts"])
     with open(out / "results.csv") as f:
         rows = list(csv.DictReader(f))
     assert len(rows) == len(CURRENT)  # repeats are rows of their own here
@@ -123,10 +132,10 @@ def test_csv_has_one_flat_row_per_run(current, tmp_path):
 
 def test_png_charts_show_the_medians(current, tmp_path):
     out = tmp_path / "report"
-    assert report.main([str(current), "--out", str(out)]) == 0
+    assert command.main([str(current), "--out", str(out)]) == 0
     for task in ("cnn", "resnet50", "rnn"):
         assert (out / f"{task}.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n", task
-    grid = runs.Grid(runs.collect([current]))
+    grid = Grid(collect([current]))
     axes = charts.task_figure(grid, "cnn").axes[0]
     heights = {(bars.get_label(), round(bar.get_x() + bar.get_width() / 2, 3)): bar.get_height()
                for bars in axes.containers if isinstance(bars, BarContainer) for bar in bars}
@@ -140,11 +149,12 @@ def test_png_charts_show_the_medians(current, tmp_path):
 def test_baseline_flags_slower_less_accurate_and_failed(current, tmp_path):
     old = write_results(tmp_path / "baseline", BASELINE)
     out = tmp_path / "report"
-    status = report.main([str(current), "--baseline", str(old), "--out", str(out),
+    status = command.main([str(current), "--baseline", str(old), "--out", str(out),
                           "--no-charts"])
     assert status == 1  # something is flagged
     text = (out / "report.md").read_text()
     assert "2 of 4 configurations found in both flagged" in text
+    assert "2 need ≥ 2 runs each to be judged" in text
     # one line per configuration: (framework, task, hardware) -> the other cells
     lines = [line for line in text.split("Against the baseline")[1].splitlines()
              if line.startswith(("| PyTorch", "| TensorFlow"))]
@@ -152,18 +162,20 @@ def test_baseline_flags_slower_less_accurate_and_failed(current, tmp_path):
              [c.strip() for c in line.split("|")[4:-1]] for line in lines}
     assert len(cells) == len(lines) == 7  # 4 in both, 3 in the current results only
     assert cells[("PyTorch", "CNN", GPU_COLUMN)] == [
-        "45.0 · 80.0 %", "51.0 ±2.00 (n=3) · 77.6 %", "+13.3%", "-2.4",
-        "**slower, less accurate**"]
-    assert cells[("PyTorch", "RNN", GPU_COLUMN)][2:] == ["+1.3%", "-0.1", "ok"]
+        "45.5 (45.0–46.0, n=2) · 80.1 %", "51.0 (50.0–54.0, n=3) · 77.6 %",
+        "0.89× (0.83–0.92)", "-2.5", "**slower, less accurate**"]
+    # one run each: said, not flagged (a busy machine moves one run by more than 10 %)
+    assert cells[("PyTorch", "RNN", GPU_COLUMN)][2:] == [
+        "0.99× (0.99–0.99)", "-0.1", "needs ≥ 2 runs each (has 1 and 1)"]
     assert cells[("TensorFlow", "RNN", GPU_COLUMN)][1:] == ["failed", "", "", "**failed**"]
-    assert cells[("TensorFlow", "CNN", GPU_COLUMN)][4] == "ok"  # faster is not a problem
+    assert cells[("TensorFlow", "CNN", GPU_COLUMN)][4].startswith("needs ≥ 2 runs each")
     assert cells[("PyTorch", "CNN", CPU_COLUMN)][4] == "no baseline"
 
 
 def test_baseline_threshold_is_respected(current, tmp_path):
-    old = write_results(tmp_path / "baseline", BASELINE[:1])
-    grid, base = runs.Grid(runs.collect([current])), runs.Grid(runs.collect([old]))
-    # 51 vs 45 is +13.3 %: flagged at 10 %, not at 15 %; accuracy -2.4 points: not at 3
+    old = write_results(tmp_path / "baseline", BASELINE[:2])
+    grid, base = Grid(collect([current])), Grid(collect([old]))
+    # 51 against 45.5 is 1.12x slower: flagged at 10 %, not at 15 %; accuracy -2.5: not at 3
     findings = baseline.compare(grid, base, slower=0.15, accuracy_drop=0.03)
     matched = [f for f in findings if f.baseline is not None]
     assert [(f.verdict, f.flagged) for f in matched] == [("ok", False)]
@@ -179,22 +191,22 @@ def test_baseline_from_other_hardware_matches_nothing(current, tmp_path):
     (other / "result.json").write_text(json.dumps(
         make_result("torch", "cnn", 40.0, 0.78, gpu="Tesla V100-SXM2-16GB")))
     out = tmp_path / "report"
-    assert report.main([str(current), "--baseline", str(other.parent), "--out", str(out),
+    assert command.main([str(current), "--baseline", str(other.parent), "--out", str(out),
                         "--no-charts"]) == 0
     assert "No configuration matches" in (out / "report.md").read_text()
 
 
 def test_reference_2018_is_shown_beside_and_in_full(current, tmp_path):
     out = tmp_path / "report"
-    assert report.main([str(current), "--reference", "--out", str(out), "--no-charts"]) == 0
+    assert command.main([str(current), "--reference", "--out", str(out), "--no-charts"]) == 0
     text = (out / "report.md").read_text()
     ours = parse_table(text)
-    assert ours["PyTorch"]["CNN K80 (2018)"] == "169"
-    assert ours["PyTorch"]["ResNet-50 s/1000 img P100 (2018)"] == "1.9"
+    assert ours["PyTorch"]["CNN K80 (2018)"] == "169"  # full runs, total time: like for like
+    assert ours["PyTorch"]["ResNet-50 P100 (2018)"] == "1.9"
     assert ours["TensorFlow"]["RNN P100 (2018)"] == "22"
     assert "Tesla K80 or Tesla P100 GPU, FP32, CUDA 8, cuDNN 6" in text
     full = parse_table(text.split("2018 reference")[1])
-    assert len(full) == 13 and full["MXNet (Gluon)"]["ResNet-50 s/1000 img K80"] == ""
+    assert len(full) == 13 and full["MXNet (Gluon)"]["ResNet-50 K80"] == ""
 
 
 def test_reference_data_file_is_specs_table():
@@ -213,15 +225,15 @@ def test_reference_data_file_is_specs_table():
 def test_unreadable_result_files_are_skipped(current, tmp_path, capsys):
     (current / "broken").mkdir()
     (current / "broken" / "result.json").write_text("{not json")
-    assert len(runs.collect([current])) == len(CURRENT)
+    assert len(collect([current])) == len(CURRENT)
     assert "skipping" in capsys.readouterr().err
 
 
 def test_bad_command_lines(tmp_path, capsys):
-    assert report.main([str(tmp_path)]) == 2  # no results
-    assert report.main([str(tmp_path / "missing")]) == 2
-    assert report.main(["--bogus"]) == 2
-    assert report.main([]) == 2
+    assert command.main([str(tmp_path)]) == 2  # no results
+    assert command.main([str(tmp_path / "missing")]) == 2
+    assert command.main(["--bogus"]) == 2
+    assert command.main([]) == 2
     assert "no result.json" in capsys.readouterr().err
 
 
@@ -231,9 +243,10 @@ def test_configurations_differing_in_an_option_get_rows_of_their_own(tmp_path):
         d.mkdir()
         r = make_result("torch", "resnet50", 2.0 + i, options={"compile": compile_})
         (d / "result.json").write_text(json.dumps(r))
-    grid = runs.Grid(runs.collect([tmp_path]))
+    grid = Grid(collect([tmp_path]))
     assert grid.rows == ["PyTorch [compile=False]", "PyTorch [compile=True]"]
-    assert grid.cells[("PyTorch [compile=True]", "resnet50", GPU_COLUMN)].seconds == 3.5
+    summary = grid.cells[("PyTorch [compile=True]", "resnet50", GPU_COLUMN)].summary(grid.metric)
+    assert summary.median == 3.5
 
 
 def test_frameworks_sharing_a_display_name_keep_rows_of_their_own(tmp_path):
@@ -242,7 +255,7 @@ def test_frameworks_sharing_a_display_name_keep_rows_of_their_own(tmp_path):
         r["config"]["framework"]["display_name"] = "Same"
         (tmp_path / f"job{i}").mkdir()
         (tmp_path / f"job{i}" / "result.json").write_text(json.dumps(r))
-    grid = runs.Grid(runs.collect([tmp_path]))
+    grid = Grid(collect([tmp_path]))
     assert grid.rows == ["Same (tensorflow)", "Same (torch)"]
 
 
@@ -260,7 +273,7 @@ def test_scaling_section_pairs_each_n_device_configuration_with_its_one_device_t
         (tmp_path / f"job{i}").mkdir()
         (tmp_path / f"job{i}" / "result.json").write_text(json.dumps(r))
     out = tmp_path / "report"
-    assert report.main([str(tmp_path), "--out", str(out), "--no-charts"]) == 0
+    assert command.main([str(tmp_path), "--out", str(out), "--no-charts"]) == 0
     text = (out / "report.md").read_text()
     section = text[text.index("Data-parallel scaling"):]
     rows = {(r["devices"], r["speed-up"]): r for r in parse_table(section).values()}

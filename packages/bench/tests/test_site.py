@@ -10,8 +10,10 @@ import pytest
 from sitepage import CPU_COLUMN, Tables, write_results, write_verify
 
 import bench
-from bench import capabilities, report, runs
-from bench.site import model, rosetta
+from bench.report import command
+from bench.report.grid import Grid, collect
+from bench.report.site import model, rosetta
+from bench.run import capabilities
 
 FAKE = Path(__file__).resolve().parent / "fake_framework"
 # what the worker calls (bench_shared.worker); resnet50 is inference only
@@ -57,12 +59,12 @@ def test_frameworks_and_their_code_come_from_conf_and_the_source_tree(views):
 def test_the_task_modules_own_imports_are_shown(views):
     torch = next(s for s in views["cnn"].sources if s.package == "bench_torch")
     assert [label for label, _ in torch.files] == [
-        "bench_torch/cnn.py", "bench_torch/common.py", "bench_torch/weights.py",
+        "bench_torch/cnn.py", "bench_torch/loop.py", "bench_torch/weights.py",
         "bench_torch/__init__.py"]
     gluon = next(s for s in views["cnn"].sources if s.package == "bench_mxnet.gluon")
     labels = [label for label, _ in gluon.files]
     assert labels[0] == "bench_mxnet/gluon/cnn.py"
-    assert {"bench_mxnet/weights.py", "bench_mxnet/gluon/common.py"} <= set(labels)
+    assert {"bench_mxnet/weights.py", "bench_mxnet/gluon/loop.py"} <= set(labels)
 
 
 def _rows_of(view, source, name):
@@ -127,17 +129,17 @@ def test_own_package_imports_are_resolved_without_importing(tmp_path):
     pkg = tmp_path / "packages" / "thing" / "bench_thing"
     (pkg / "sub").mkdir(parents=True)
     (pkg / "__init__.py").write_text("import this_framework_does_not_exist\nHELPER = 1\n")
-    (pkg / "common.py").write_text("x = 1\n")
+    (pkg / "loop.py").write_text("x = 1\n")
     (pkg / "sub" / "__init__.py").write_text("")
     (pkg / "sub" / "tools.py").write_text("y = 1\n")
-    (pkg / "cnn.py").write_text("import numpy\nfrom . import common, HELPER\n"
-                                "from bench_thing.sub import tools\nfrom .common import x\n"
+    (pkg / "cnn.py").write_text("import numpy\nfrom . import loop, HELPER\n"
+                                "from bench_thing.sub import tools\nfrom .loop import x\n"
                                 "import bench_thing.sub\n")
     assert rosetta.package_dir("bench_thing", tmp_path) == pkg
     assert rosetta.package_dir("bench_thing.sub", tmp_path) == pkg / "sub"
     assert rosetta.package_dir("bench_no_such_thing", tmp_path) is None
     assert rosetta.imported_files(pkg / "cnn.py", "bench_thing", pkg) == [
-        pkg / "common.py", pkg / "__init__.py", pkg / "sub" / "tools.py",
+        pkg / "loop.py", pkg / "__init__.py", pkg / "sub" / "tools.py",
         pkg / "sub" / "__init__.py"]
     assert "this_framework_does_not_exist" not in sys.modules
 
@@ -173,7 +175,7 @@ def test_highlighted_lines_are_the_source_lines():
 
 
 def test_results_table_names_every_status(tmp_path):
-    grid = runs.Grid(runs.collect([write_results(tmp_path / "r")]))
+    grid = Grid(collect([write_results(tmp_path / "r")]))
     table = model.results_table(grid)
     assert [(c.task, c.label, c.kind) for c in table.columns] == [
         ("cnn", CPU_COLUMN, "train"), ("resnet50", CPU_COLUMN, "inference"),
@@ -181,19 +183,20 @@ def test_results_table_names_every_status(tmp_path):
     cells = {row: [(c.status, c.time_text, c.accuracy_text) for c in cs]
              for row, cs in table.rows}
     assert cells == {
-        "MXNet (Gluon)": [("ok", "43.0", "70.0"), ("not run", "not run", ""),
+        "MXNet (Gluon)": [("ok", "43.0 (n=1)", "70.0"), ("not run", "not run", ""),
                           ("unsupported", "unsupported", "")],
-        "PyTorch": [("ok", "51.0 ±2.00 (n=3)", "77.6"), ("ok", "1.90", ""),
-                    ("ok", "16.0", "85.5")],
-        "TensorFlow": [("ok", "57.0", "77.1"), ("invalid", "invalid", ""),
+        "PyTorch": [("ok", "51.0 (50.0–54.0, n=3)", "77.6"), ("ok", "1.90 (n=1)", ""),
+                    ("ok", "16.0 (n=1)", "85.5")],
+        "TensorFlow": [("ok", "57.0 (n=1)", "77.1"), ("invalid", "invalid", ""),
                        ("failed", "failed", "")],
     }
+    assert [c.relative for c in dict(table.rows)["PyTorch"]] == ["1.19", "1.00", "1.00"]
     failed = dict(table.rows)["TensorFlow"][2]
     assert failed.note == "tensorflow rnn: failed on purpose"
 
 
 def test_hosts_and_verify_records(tmp_path):
-    grid = runs.Grid(runs.collect([write_results(tmp_path / "r")]))
+    grid = Grid(collect([write_results(tmp_path / "r")]))
     (host,) = model.hosts(grid.runs)
     facts = dict(host.facts)
     assert host.hostname == "node1" and facts["CPU"].startswith("Intel(R) Xeon(R) Gold 6148")
@@ -214,7 +217,7 @@ def test_hosts_and_verify_records(tmp_path):
 
 def _page(tmp_path, *args):
     out = tmp_path / "site"
-    assert report.main([*args, "--html", str(out), "--out", str(tmp_path / "md")]) == 0
+    assert command.main([*args, "--html", str(out), "--out", str(tmp_path / "md")]) == 0
     return (out / "index.html").read_text()
 
 
@@ -226,11 +229,15 @@ def test_page_is_self_contained_and_readable_without_script(tmp_path):
     assert "<link" not in text and "@import" not in text and "url(" not in text
     assert text.count('<img src="data:image/svg+xml;base64,') == 3  # one chart per task
     tables = Tables(text)
-    results = tables.find("Time and test accuracy")
+    results = tables.find("relative speed and test accuracy")
     rows = {r[0][1]: [c[1] for c in r[1:]] for r in results["rows"][3:]}
-    assert rows["PyTorch"] == ["51.0 ±2.00 (n=3)", "77.6", "1.90", "16.0", "85.5"]
-    assert rows["TensorFlow"] == ["57.0", "77.1", "invalid", "failed", ""]
-    assert rows["MXNet (Gluon)"] == ["43.0", "70.0", "not run", "unsupported", ""]
+    # total time (every run is preset=full), × the fastest row's (Gluon's 43 s), accuracy
+    assert rows["PyTorch"] == ["51.0 (50.0–54.0, n=3)", "1.19", "77.6", "1.90 (n=1)", "1.00",
+                               "16.0 (n=1)", "1.00", "85.5"]
+    assert rows["TensorFlow"] == ["57.0 (n=1)", "1.33", "77.1", "invalid", "", "failed", "",
+                                  ""]
+    assert rows["MXNet (Gluon)"] == ["43.0 (n=1)", "1.00", "70.0", "not run", "",
+                                     "unsupported", "", ""]
     status = {c[1]: c[2]["class"] for r in results["rows"][3:] for c in r[1:]
               if "status" in c[2].get("class", "") and c[1]}
     assert status == {"invalid": "status status-invalid", "failed": "status status-failed",
@@ -257,10 +264,10 @@ def test_page_without_results_is_the_code_view(run_bench, tmp_path):
 
 
 def test_report_html_command_lines(tmp_path, capsys):
-    assert report.main(["--html"]) == 2
-    assert report.main([str(tmp_path), "--verify", str(tmp_path)]) == 2
+    assert command.main(["--html"]) == 2
+    assert command.main([str(tmp_path), "--verify", str(tmp_path)]) == 2
     assert "--verify goes with --html" in capsys.readouterr().err
-    assert report.main(["--html", str(tmp_path / "s"), "--verify", str(tmp_path / "no")]) == 2
+    assert command.main(["--html", str(tmp_path / "s"), "--verify", str(tmp_path / "no")]) == 2
     assert "no such verify.json" in capsys.readouterr().err
 
 
@@ -272,8 +279,11 @@ def test_page_from_a_real_sweep_of_the_fake_framework(run_bench, tmp_path):
                     str(tmp_path / "site"), "--no-charts")
     assert run.returncode == 0, run.output
     tables = Tables((tmp_path / "site" / "index.html").read_text())
-    rows = tables.find("Time and test accuracy")["rows"][3:]
-    texts = {r[0][1]: [c[1] for c in r[1:]] for r in rows}
+    results = tables.find("relative speed and test accuracy")
+    assert results["caption"].startswith("Steady-state throughput")  # a smoke sweep
+    texts = {r[0][1]: [c[1] for c in r[1:]] for r in results["rows"][3:]}
     assert set(texts) == {"Fake (numpy) [fault=crash]", "Fake (numpy) [fault=none]"}
-    assert texts["Fake (numpy) [fault=crash]"] == ["failed", "", "failed"]
-    assert all(float(t) > 0 for t in texts["Fake (numpy) [fault=none]"][::2])
+    assert texts["Fake (numpy) [fault=crash]"] == ["failed", "", "", "failed", ""]
+    cnn, cnn_x, accuracy, resnet, resnet_x = texts["Fake (numpy) [fault=none]"]
+    assert float(cnn.split()[0]) > 0 and float(resnet.split()[0]) > 0  # examples/s, images/s
+    assert cnn_x == resnet_x == "1.00" and float(accuracy) > 50

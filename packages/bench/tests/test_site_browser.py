@@ -13,6 +13,8 @@ import sys
 import pytest
 from sitepage import write_results, write_verify
 
+from bench.run import system
+
 CHROMIUM = next(filter(None, map(shutil.which, ("chromium", "chromium-browser",
                                                 "google-chrome"))), None)
 DRIVER = shutil.which("chromedriver")
@@ -28,8 +30,7 @@ pytestmark = [
     pytest.mark.skipif(webdriver is None, reason="selenium is not installed: "
                        "pip install -e 'packages/bench[test]'"),
     pytest.mark.skipif(CHROMIUM is None or DRIVER is None,
-                       reason="no Chromium and chromedriver on PATH: "
-                       "apt-get install chromium chromium-driver"),
+                       reason=system.missing("chromium") or "no Chromium on PATH"),
 ]
 
 
@@ -169,3 +170,32 @@ def test_screenshot(loaded, tmp_path):
     assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 10_000
     loaded.execute_script("document.getElementById('code-rnn').scrollIntoView()")
     assert loaded.save_screenshot(str(tmp_path / "rosetta-code-rnn.png"))
+
+
+def test_a_results_only_page_with_every_comparison_loads_without_errors(browser, tmp_path):
+    """--no-code with a baseline, the 2018 figures and a history: the sections a comparison
+    adds render and the sort script runs, with nothing in the console."""
+    results = write_results(tmp_path / "results")
+    older = write_results(tmp_path / "older")
+    for path in older.rglob("result.json"):  # the same configurations, another commit
+        import json
+
+        result = json.loads(path.read_text())
+        result["host"]["git_commit"] = "0" * 40
+        result["finished"] = "2026-01-01T00:00:00+00:00"
+        path.write_text(json.dumps(result))
+    out = tmp_path / "lean"
+    proc = subprocess.run([sys.executable, "-m", "bench", "report", str(results), str(older),
+                           "--baseline", str(older), "--reference", "--history", "--html",
+                           str(out), "--no-code", "--out", str(tmp_path / "md")],
+                          capture_output=True, text=True, timeout=300, cwd=tmp_path,
+                          env={k: v for k, v in os.environ.items() if not k.startswith("BENCH_")})
+    assert proc.returncode in (0, 1), proc.stdout + proc.stderr
+    browser.get((out / "index.html").as_uri())
+    problems = [e for e in browser.get_log("browser") if e["level"] in ("SEVERE", "WARNING")]
+    assert problems == []
+    for anchor in ("results", "baseline", "reference", "history", "history-charts"):
+        assert browser.find_elements(By.ID, anchor), anchor
+    assert not browser.find_elements(By.ID, "code")
+    assert browser.find_elements(By.CSS_SELECTOR, "table.results thead th button")
+    browser.save_screenshot(str(tmp_path / "results-only.png"))

@@ -13,8 +13,10 @@ from pathlib import Path
 import pytest
 from hydra import compose, initialize_config_dir
 from mdtable import parse_table
+from omegaconf import OmegaConf
 
-from bench import capabilities, config, sweep, tables
+from bench.report import tables
+from bench.run import capabilities, config, sweep
 
 SMOKE = ["preset=smoke"]
 COLUMN = re.compile(r"^(CNN|RNN) .* fp32$")
@@ -36,17 +38,20 @@ def results_by_job(paths):
 
 
 def summary_cells(sweep_dir):
-    """{(row, task): cell} of summary.md, with the one hardware column per task."""
+    """{(row, task): cell} of summary.md, with the one hardware column per task (and its ×
+    column, the ratio to the fastest row, left out here)."""
     table = parse_table((sweep_dir / "summary.md").read_text())
     cells = {}
     for row, columns in table.items():
+        columns = {c: v for c, v in columns.items() if not c.endswith(" ×")}
         assert all(COLUMN.match(c) for c in columns), columns
         cells.update({(row, c.split()[0].lower()): v for c, v in columns.items()})
     return cells
 
 
 def expected_cell(result):
-    return (f"{tables.number(result['stats']['train_seconds'])} · "
+    """The default metric, steady examples per second, of one run (n=1: no range)."""
+    return (f"{tables.number(result['stats']['examples_per_second'])} (n=1) · "
             f"{tables.percent(result['accuracy'])}")
 
 
@@ -97,14 +102,16 @@ def test_sweep_skips_finished_jobs_retries_failed_ones_and_redo_runs_all(run_ben
 
 
 def test_only_done_results_with_the_same_config_are_kept(tmp_path, capsys):
-    cfg = {"task": {"name": "cnn"}, "framework": {"name": "fake", "options": {"lr": 0.5}},
-           "device": {"name": "cpu"}, "precision": {"name": "fp32"},
-           "preset": {"name": "smoke"}, "sweep": None, "redo": False}
-    stored = {"status": "ok", "config": dict(cfg, sweep="named")}
+    node = config.compose(["framework=torch", "task=cnn", "preset=smoke",
+                           "+framework.options.lr=0.5"], typed=False)
+    cfg = OmegaConf.to_container(node, resolve=True)
+    stored = {"schema_version": 1, "status": "ok", "config": dict(cfg, sweep="named"),
+              "stats": {"train_seconds": 1.0, "examples_per_second": 100.0}, "accuracy": 0.5}
     (tmp_path / "result.json").write_text(json.dumps(stored))
     assert sweep.finished_result(tmp_path, cfg, redo=False) == stored  # sweep/redo: no matter
     assert sweep.finished_result(tmp_path, cfg, redo=True) is None
-    changed = dict(cfg, framework={"name": "fake", "options": {"lr": 0.1}})
+    changed = json.loads(json.dumps(cfg))
+    changed["framework"]["options"]["lr"] = 0.1
     assert sweep.finished_result(tmp_path, changed, redo=False) is None
     assert "framework.options.lr: 0.5 -> 0.1" in capsys.readouterr().out
     for status, kept in [("unsupported", True), ("failed", False)]:
@@ -139,7 +146,7 @@ def test_ctrl_c_keeps_finished_results(bench_env, tmp_path):
     assert done["status"] == "ok" and done["accuracy"] > 0.5
     cut = json.loads((sweep_dir / "framework.options.fault=hang,framework=fake,preset=smoke,"
                                   "task=cnn" / "result.json").read_text())
-    assert cut["status"] == "failed" and cut["error"].startswith("interrupted (Ctrl-C)")
+    assert cut["status"] == "interrupted" and cut["error"].startswith("interrupted (Ctrl-C)")
     assert "finished results are kept" in output and (sweep_dir / "summary.md").is_file()
 
 
@@ -171,11 +178,14 @@ def test_submitit_local_sweep_completes(run_bench):
 
 
 def test_comparison_presets_sweep_every_framework_and_task(conf_copy, monkeypatch):
+    """With comparison.require_all=true every framework; without it, those installed here
+    (test_command_line.py runs both)."""
     monkeypatch.setenv("BENCH_CONF_DIR", str(conf_copy))
     config.register()
     for name in ("full", "smoke"):
         with initialize_config_dir(config_dir=str(conf_copy), version_base="1.3"):
-            cfg = compose("config", overrides=[f"comparison={name}"], return_hydra_config=True)
+            cfg = compose("config", overrides=[f"comparison={name}", "comparison.require_all=true"],
+                          return_hydra_config=True)
         params = cfg.hydra.sweeper.params
         assert params.framework.split(",") == capabilities.framework_names()
         assert params.task == "cnn,resnet50,rnn"
@@ -187,7 +197,8 @@ def test_agreement_preset_sweeps_training_tasks_and_seeds_from_neutral_weights(c
     monkeypatch.setenv("BENCH_CONF_DIR", str(conf_copy))
     config.register()
     with initialize_config_dir(config_dir=str(conf_copy), version_base="1.3"):
-        cfg = compose("config", overrides=["comparison=agreement"], return_hydra_config=True)
+        cfg = compose("config", overrides=["comparison=agreement", "comparison.require_all=true"],
+                      return_hydra_config=True)
     params = cfg.hydra.sweeper.params
     assert params.framework.split(",") == capabilities.framework_names()
     assert params.task == "cnn,rnn"

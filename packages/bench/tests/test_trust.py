@@ -83,6 +83,19 @@ def test_verify_as_the_readme_writes_it_hands_the_worker_absolute_paths(bench_en
     assert "slots" in check["detail"], check
 
 
+@pytest.mark.parametrize("how", ["BENCH_CACHE_DIR", "data.cache_dir"])
+def test_a_relative_cache_directory_is_the_one_the_command_started_in(run_bench, bench_env,
+                                                                     how):
+    if how == "BENCH_CACHE_DIR":
+        run = run_bench(*FAST, "task=cnn", env=dict(bench_env, BENCH_CACHE_DIR="relcache"))
+    else:
+        run = run_bench(*FAST, "task=cnn", "data.cache_dir=relcache")
+    assert run.returncode == 0, run.output  # the worker, in its run directory, found the arrays
+    entry = Path(run.result["data"]["cache_entry"])
+    assert entry.is_absolute() and entry.parent == run.cwd / "relcache" / "synthetic"
+    assert all(Path(path).is_file() for path in run.result["data"]["arrays"].values())
+
+
 # 4: no two runs share a directory
 def test_runs_started_in_the_same_second_get_their_own_directories(bench_env, tmp_path):
     runs = tmp_path / "results" / "runs"
@@ -122,7 +135,7 @@ def test_a_second_sweep_into_the_same_directory_waits_for_the_first(bench_env, t
     assert read_until(first, "fake: hanging", lines), "".join(lines)
     second = start(["-m", *FAST, "task=rnn", "sweep=shared"], bench_env, tmp_path)
     waiting = []
-    assert read_until(second, "is being written by pid", waiting), "".join(waiting)
+    assert read_until(second, "held by pid", waiting), "".join(waiting)
     assert f"pid {first.pid}" in "".join(waiting)
     assert not (tmp_path / "results" / "sweeps" / "shared" /
                 "framework=fake,preset=smoke,task=rnn").exists()  # it waited
@@ -130,7 +143,7 @@ def test_a_second_sweep_into_the_same_directory_waits_for_the_first(bench_env, t
     first.communicate(timeout=60)
     rest = second.communicate(timeout=300)[0]
     assert "fake rnn cpu fp32 preset=smoke: train" in rest, "".join(waiting) + rest
-    # the sweep directory's status: the first sweep's job, cut by SIGTERM, is failed
+    # the sweep directory's status: the first sweep's job, cut by SIGTERM, is interrupted
     assert second.returncode == 1, "".join(waiting) + rest
     cut = strict_json(tmp_path / "results" / "sweeps" / "shared" /
                       "framework.options.fault=hang,framework=fake,preset.timeout_s=120,"
@@ -157,9 +170,34 @@ def test_sigterm_records_the_run_and_kills_the_worker(bench_env, tmp_path):
     assert gone(worker)
     path = re.search(r"^result: (.+)$", output, re.M).group(1)
     result = strict_json(path)
-    assert result["status"] == "failed"
+    assert result["status"] == "interrupted" and result["interrupted"] == "SIGTERM"
     assert result["error"] == "interrupted (SIGTERM); the worker was killed"
     assert "interrupted (SIGTERM): finished results are kept" in output
+
+
+@linux_only
+def test_two_sigterms_15_ms_apart_still_record_the_interrupted_ranks(bench_env, tmp_path):
+    """Slurm's time limit: SIGTERM twice, ~10 ms apart; the second lands in the cleanup the
+    first began, which must still kill every rank and write a result naming them."""
+    proc = start(["framework=fake", "devices=2", "task=densenet", "preset=smoke",
+                  "task.image_size=32", "task.batch_size=16", "preset.train_examples=512",
+                  "preset.test_examples=256", "framework.options.fault=hang",
+                  "preset.timeout_s=300"], bench_env, tmp_path)
+    lines = []
+    assert read_until(proc, "fake: hanging", lines), "".join(lines)
+    ranks = children(proc.pid)
+    assert len(ranks) == 2, ranks
+    proc.send_signal(signal.SIGTERM)
+    time.sleep(0.015)
+    proc.send_signal(signal.SIGTERM)
+    output = "".join(lines) + proc.communicate(timeout=120)[0]
+    assert proc.returncode == 143, output
+    assert all(gone(pid) for pid in ranks)
+    result = strict_json(re.search(r"^result: (.+)$", output, re.M).group(1))
+    assert result["error"].startswith("interrupted (SIGTERM); the workers were killed"), output
+    assert result["status"] == "interrupted" and result["interrupted"] == "SIGTERM"
+    assert [r["rank"] for r in result["ranks"]] == [0, 1]
+    assert all(r["exit_code"] == -signal.SIGKILL for r in result["ranks"]), result["ranks"]
 
 
 @linux_only
@@ -349,7 +387,7 @@ def test_held_cache_lock_names_its_holder_and_times_out(run_bench, tmp_path, cac
                         "preset.test_examples=64", "data.lock_timeout_s=1")
     assert run.returncode == 1, run.output
     assert "held by pid 4242 on elsewhere since then" in run.output
-    assert run.result["error"].startswith(f"{lock} is still held by pid 4242 on elsewhere")
+    assert run.result["error"].startswith(f"{lock} is held by pid 4242 on elsewhere")
     lock.unlink()
     again = run_bench(*FAST, "task=cnn", "data.seed=7", "preset.train_examples=128",
                       "preset.test_examples=64")
@@ -366,6 +404,36 @@ def test_shared_cache_entries_follow_the_umask(run_bench, bench_env, tmp_path):
     os.umask(umask)
     assert entry.stat().st_mode & 0o777 == 0o777 & ~umask
     assert not list(cache.rglob("*.lock"))
+
+
+def test_a_full_disk_under_the_results_is_one_line(run_bench, full_disk):
+    """Hydra records the run (.hydra/config.yaml, ...) before bench's own code starts."""
+    run = run_bench(*FAST, "task=cnn", f"hydra.run.dir={full_disk / 'run'}")
+    assert run.returncode == 1, run.output
+    assert "Traceback" not in run.output, run.output
+    lines = [line for line in run.output.splitlines() if line.startswith("bench: ")]
+    assert lines == [f"bench: no space left on {full_disk / 'run' / '.hydra'}, where Hydra "
+                     f"records the run before it starts; free space there, or put the "
+                     f"results elsewhere (hydra.run.dir=DIR; a sweep: hydra.sweep.dir=DIR)"]
+
+
+def test_report_html_into_an_existing_file_is_one_line(run_bench, tmp_path):
+    run = run_bench(*FAST, "task=cnn")
+    assert run.returncode == 0, run.output
+    page = tmp_path / "page.html"
+    page.write_text("mine")
+    report = run_bench("report", str(run.result_paths[0]), "--no-charts", "--html", str(page))
+    assert report.returncode == 2 and "Traceback" not in report.output, report.output
+    assert (f"report: --html {page} is a file; --html names the directory that gets "
+            f"index.html") in report.output
+    assert page.read_text() == "mine"
+
+
+def test_verify_with_negative_steps_is_refused(run_bench):
+    run = run_bench("verify", "--frameworks", "fake", "--tasks", "cnn", "--steps", "-3")
+    assert run.returncode == 2 and "Traceback" not in run.output, run.output
+    assert "--steps -3: the number of training steps, 0 (none) or more" in run.output
+    assert not (run.cwd / "results").exists()  # refused before anything ran
 
 
 def test_report_on_a_directory_named_result_json(run_bench, tmp_path):

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from test_trust import children, gone, read_until, start
 
-from bench import tune
+from bench.tools import tune
 
 SMALL = ["preset.train_examples=1024", "preset.test_examples=256", "preset.epochs=1"]
 linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"),
@@ -271,3 +271,49 @@ def test_tuned_true_refuses_a_profile_measured_against_other_defaults(run_bench,
     mine = run_bench("framework=fake", "task=rnn", "preset=smoke", *SMALL, "tuned=true",
                      "framework.options.skip_training=false", env=env)
     assert mine.returncode == 0, mine.output
+
+
+def host_file(cache, name):
+    """A file kept for this host's fake rnn fp32 tune (bench.run.profiles' layout)."""
+    from bench.run import profiles, sysinfo
+
+    profile = profiles.profile_path(str(cache), sysinfo.host_key(), "fake", "rnn", "cpu", "fp32")
+    path = profile if name == "profile" else profiles.working_path(profile)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+@pytest.mark.parametrize("content", ["[]", '{"version": 1, "options": "fast", "env": {}}'])
+def test_tuned_true_refuses_a_profile_of_another_shape_in_one_line(run_bench, own_cache,
+                                                                   content):
+    env, cache = own_cache
+    path = host_file(cache, "profile")
+    path.write_text(content)
+    run = run_bench("framework=fake", "task=rnn", "preset=smoke", "tuned=true", env=env)
+    assert run.returncode == 1 and "Traceback" not in run.output, run.output
+    error = run.result["error"]
+    assert error.startswith(f"tuned=true: {path} is not a tuning profile ("), error
+    assert error.endswith("run `python -m bench tune framework=fake task=rnn device=cpu "
+                          "precision=fp32` again"), error
+    assert "worker" not in run.result  # refused before a worker started
+
+
+@pytest.mark.parametrize("content,says", [
+    (b"[]", "is not a tune's working file (not an object with a list of measurements)"),
+    (b'{"fingerprint": {}, "measurements": [{"stage": "grid"}]}',
+     "is not a tune's working file (measurement 1 has key None)"),
+    ('{"measurements": []}'.encode("utf-16")[:-1], "is not JSON ("),
+])
+def test_a_rounds_file_of_another_shape_stops_the_tune_in_one_line(run_bench, own_cache,
+                                                                   content, says):
+    env, cache = own_cache
+    path = host_file(cache, "rounds")
+    path.write_bytes(content)
+    args = ["tune", "framework=fake", "task=rnn", *SMALL, "--rounds", "1"]
+    run = run_bench(*args, env=env)
+    assert run.returncode == 2 and "Traceback" not in run.output, run.output
+    (line,) = [line for line in run.output.splitlines() if str(path) in line]
+    assert line.startswith(f"tune: {path} {says}") and line.endswith("--restart discards it")
+    if content == b"[]":  # the command it names starts afresh
+        again = run_bench(*args, "--restart", env=env)
+        assert again.returncode == 0, again.output

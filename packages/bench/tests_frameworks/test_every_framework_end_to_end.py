@@ -14,7 +14,7 @@ import os
 
 import pytest
 
-from bench import capabilities
+from bench.run import capabilities, system
 from bench_shared import spec
 
 SELECTED = [n for n in os.environ.get("BENCH_E2E_FRAMEWORKS", "").split(",") if n]
@@ -61,8 +61,9 @@ def test_smoke_run_learns_and_reports(run_bench, name, task):
         if isinstance(value, bool) and option in settings:
             assert settings[option] is value, (option, settings[option], value)
     stats = result["stats"]
-    if result.get("peak_flops"):
-        assert 0 < stats["utilisation"] < 1.5
+    if result.get("peak_flops"):  # of the framework's own GEMM peak: more than 1 on a loaded
+        # machine is noise, ten times the best matrix product a wrong FLOP count
+        assert 0 < stats["utilisation"] < 10
     if spec.TASKS[task].kind == "inference":
         assert result["features"]["finite"] and result["features"]["std"] > 0
         assert stats["seconds_per_1000_images"] > 0
@@ -82,6 +83,10 @@ def test_two_processes_train_densenet_as_one_run(run_bench, name):
     of the cores, or one driving both devices (one_process), joined by the framework's own
     data-parallel idiom; one result that learns (at the framework's test_overrides sizes, where
     it declares them: the path runs, learning is not asserted)."""
+    missing = [system.missing(dep) for dep, when in
+               (capabilities.declared(name).get("system") or {}).items() if when == "devices"]
+    if any(missing):  # e.g. Open MPI for mpiexec's ranks: the line that installs it
+        pytest.skip("; ".join(filter(None, missing)))
     overrides = capabilities.declared(name).get("test_overrides", {}).get("densenet", [])
     code, output, result = run_bench(f"framework={name}", "task=densenet", "devices=2",
                                      "preset=smoke", *TASK_SIZES["densenet"], *overrides)

@@ -34,56 +34,6 @@ def communicator():
     return _communicator
 
 
-def sync():
-    """Wait for the GPU (CuPy launches kernels asynchronously); NumPy is synchronous."""
-    if _device.xp is not np:
-        _device.device.synchronize()
-
-
-def versions():
-    info = {"chainer": chainer.__version__, "numpy": np.__version__,
-            "cupy": None, "cuda": None, "cudnn": None,
-            "ideep": (getattr(intel64.ideep, "__version__", "1.x")
-                      if intel64.is_ideep_available() else None)}
-    if cuda.available:
-        info.update(cupy=cuda.cupy.__version__,
-                    cuda=cuda.cupy.cuda.runtime.runtimeGetVersion(),
-                    cudnn=cuda.cupy.cuda.cudnn.getVersion() if cuda.cudnn_enabled else None)
-    return info
-
-
-# thread pools of native libraries Chainer's CPU path runs in: file name parts, functions
-THREAD_POOLS = {
-    # NumPy's bundled OpenBLAS (convolutions via im2col + tensordot, matmuls); its wheels
-    # export the ILP64 names with the suffix 64_
-    "openblas": (("openblas",), [("openblas_set_num_threads64_", "openblas_get_num_threads64_"),
-                                 ("openblas_set_num_threads", "openblas_get_num_threads")]),
-    # iDeep's OpenMP runtime (MKL-DNN kernels), when ideep4py is loaded
-    "openmp": (("iomp", "gomp"), [("omp_set_num_threads", "omp_get_max_threads")]),
-}
-
-
-def _thread_pools():
-    """{pool: (set, get)} for the loaded libraries, found in /proc/self/maps and set at run
-    time (NumPy is imported before this package, so environment variables come too late)."""
-    with open("/proc/self/maps") as maps:
-        paths = sorted({line.split()[-1] for line in maps if "/" in line})
-    pools = {}
-    for pool, (parts, functions) in THREAD_POOLS.items():
-        for path in paths:
-            name = os.path.basename(path)
-            if not any(part in name for part in parts):
-                continue
-            lib = ctypes.CDLL(path)
-            for set_name, get_name in functions:
-                if hasattr(lib, set_name):
-                    pools[pool] = (getattr(lib, set_name), getattr(lib, get_name))
-                    break
-            if pool in pools:
-                break
-    return pools
-
-
 def setup(run):
     """Choose the device, set BLAS threads and Chainer's global config; return what was applied."""
     global _device
@@ -132,6 +82,81 @@ def setup(run):
     }
 
 
+def versions():
+    info = {"chainer": chainer.__version__, "numpy": np.__version__,
+            "cupy": None, "cuda": None, "cudnn": None,
+            "ideep": (getattr(intel64.ideep, "__version__", "1.x")
+                      if intel64.is_ideep_available() else None)}
+    if cuda.available:
+        info.update(cupy=cuda.cupy.__version__,
+                    cuda=cuda.cupy.cuda.runtime.runtimeGetVersion(),
+                    cudnn=cuda.cupy.cuda.cudnn.getVersion() if cuda.cudnn_enabled else None)
+    return info
+
+
+def sync():
+    """Wait for the GPU (CuPy launches kernels asynchronously); NumPy is synchronous."""
+    if _device.xp is not np:
+        _device.device.synchronize()
+
+
+def count_parameters(model):
+    """Trainable parameters (batch norm's avg_mean/avg_var are persistent values, not counted)."""
+    return int(sum(p.size for p in model.net.params()))
+
+
+def memory_stats():
+    if _device.xp is np:
+        return None
+    pool = cuda.cupy.get_default_memory_pool()
+    return {"pool_total_bytes": pool.total_bytes()}  # CuPy's pool keeps its peak until freed
+
+
+def peak_flops(precision, size=2048):
+    """Measured dense matrix-multiply FLOP/s on the device: the utilisation denominator."""
+    xp = _device.xp
+    dtype = np.float16 if precision == "fp16" else np.float32
+    a = xp.asarray(np.random.RandomState(0).rand(size, size), dtype)
+
+    def work(n):
+        for _ in range(n):
+            a.dot(a)
+        sync()
+    return peak_rate(work, matmul_flops(size))
+
+
+# thread pools of native libraries Chainer's CPU path runs in: file name parts, functions
+THREAD_POOLS = {
+    # NumPy's bundled OpenBLAS (convolutions via im2col + tensordot, matmuls); its wheels
+    # export the ILP64 names with the suffix 64_
+    "openblas": (("openblas",), [("openblas_set_num_threads64_", "openblas_get_num_threads64_"),
+                                 ("openblas_set_num_threads", "openblas_get_num_threads")]),
+    # iDeep's OpenMP runtime (MKL-DNN kernels), when ideep4py is loaded
+    "openmp": (("iomp", "gomp"), [("omp_set_num_threads", "omp_get_max_threads")]),
+}
+
+
+def _thread_pools():
+    """{pool: (set, get)} for the loaded libraries, found in /proc/self/maps and set at run
+    time (NumPy is imported before this package, so environment variables come too late)."""
+    with open("/proc/self/maps") as maps:
+        paths = sorted({line.split()[-1] for line in maps if "/" in line})
+    pools = {}
+    for pool, (parts, functions) in THREAD_POOLS.items():
+        for path in paths:
+            name = os.path.basename(path)
+            if not any(part in name for part in parts):
+                continue
+            lib = ctypes.CDLL(path)
+            for set_name, get_name in functions:
+                if hasattr(lib, set_name):
+                    pools[pool] = (getattr(lib, set_name), getattr(lib, get_name))
+                    break
+            if pool in pools:
+                break
+    return pools
+
+
 # ChainerMN's one CPU communicator: MPI collectives through mpi4py (its GPU ones, e.g.
 # pure_nccl, need CuPy and NCCL: conf/framework/chainer.yaml declares data-parallel on the CPU)
 COMMUNICATOR = "naive"
@@ -161,28 +186,3 @@ def join_mpi(run):
                               proc["processes"]))
     return {"communicator": COMMUNICATOR, "rank": _communicator.rank,
             "size": _communicator.size}
-
-
-def count_parameters(model):
-    """Trainable parameters (batch norm's avg_mean/avg_var are persistent values, not counted)."""
-    return int(sum(p.size for p in model.net.params()))
-
-
-def memory_stats():
-    if _device.xp is np:
-        return None
-    pool = cuda.cupy.get_default_memory_pool()
-    return {"pool_total_bytes": pool.total_bytes()}  # CuPy's pool keeps its peak until freed
-
-
-def peak_flops(precision, size=2048):
-    """Measured dense matrix-multiply FLOP/s on the device: the utilisation denominator."""
-    xp = _device.xp
-    dtype = np.float16 if precision == "fp16" else np.float32
-    a = xp.asarray(np.random.RandomState(0).rand(size, size), dtype)
-
-    def work(n):
-        for _ in range(n):
-            a.dot(a)
-        sync()
-    return peak_rate(work, matmul_flops(size))

@@ -6,7 +6,7 @@ from chainer import initializers, optimizers
 
 from bench_shared.spec import CNN
 
-from . import common, weights
+from . import loop, weights
 
 
 class VGGStyleCNN(chainer.Chain):
@@ -47,12 +47,12 @@ def build_model(run):
     sgd = run["task"]["optimizer"]
     # Chainer's MomentumSGD: v = mu v - lr g; w += v, i.e. heavy-ball (not "unit gain")
     optimizer = optimizers.MomentumSGD(lr=sgd["lr"], momentum=sgd["momentum"])
-    return common.Model(run, VGGStyleCNN(dropout), optimizer, image_input=True)
+    return loop.Model(run, VGGStyleCNN(dropout), optimizer, image_input=True)
 
 
 def slots(model):
     return weights.slots("cnn")
 
 
-train_epoch = common.train_epoch
-predict = common.predict
+train_epoch = loop.train_epoch
+predict = loop.predict

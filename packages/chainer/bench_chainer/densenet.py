@@ -12,7 +12,7 @@ from chainer import initializers, optimizers
 from bench_shared import distributed
 from bench_shared.spec import DenseNet121 as D
 
-from . import common, communicator, weights
+from . import communicator, loop, weights
 
 
 def conv(cin, cout, kernel, stride=1):
@@ -134,7 +134,7 @@ def build_model(run):
         import chainermn
 
         optimizer = chainermn.create_multi_node_optimizer(optimizer, communicator())
-    return common.Model(run, DenseNet121(), optimizer, image_input=True,
+    return loop.Model(run, DenseNet121(), optimizer, image_input=True,
                         loss_fn=mean_binary_cross_entropy)
 
 
@@ -142,5 +142,5 @@ def slots(model):
     return weights.slots("densenet")
 
 
-train_epoch = common.train_epoch
-predict = common.predict
+train_epoch = loop.train_epoch
+predict = loop.predict

@@ -15,7 +15,7 @@ from chainer.links.model.vision.resnet import BuildingBlock
 
 from bench_shared.spec import ResNet50
 
-from . import common, weights
+from . import loop, weights
 
 
 class ResNet50Features(chainer.Chain):
@@ -46,11 +46,11 @@ class ResNet50Features(chainer.Chain):
 
 
 def build_model(run):
-    return common.Model(run, ResNet50Features(), image_input=True)
+    return loop.Model(run, ResNet50Features(), image_input=True)
 
 
 def slots(model):
     return weights.slots("resnet50")
 
 
-predict = common.predict
+predict = loop.predict

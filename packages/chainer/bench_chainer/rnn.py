@@ -7,7 +7,7 @@ from chainer import initializers, optimizers
 
 from bench_shared.spec import RNN
 
-from . import common, weights
+from . import loop, weights
 
 
 class GRUClassifier(chainer.Chain):
@@ -42,12 +42,12 @@ def build_model(run):
     # gradients here
     optimizer = optimizers.Adam(alpha=adam["lr"], beta1=adam["beta1"], beta2=adam["beta2"],
                                 eps=adam["eps"])
-    return common.Model(run, GRUClassifier(), optimizer)
+    return loop.Model(run, GRUClassifier(), optimizer)
 
 
 def slots(model):
     return weights.slots("rnn")
 
 
-train_epoch = common.train_epoch
-predict = common.predict
+train_epoch = loop.train_epoch
+predict = loop.predict

@@ -4,7 +4,7 @@ backend records its switches. Learning, ResNet-50 and SPEC's counts for both are
 end-to-end suite's (packages/bench/tests_frameworks; the chainer session runs it for both)."""
 import pytest
 
-from bench import environments
+from bench.run import environments
 
 IDEEP_BUILT = environments.nox_python("chainer_ideep").exists()
 SMALL = ("preset=smoke", "preset.epochs=1", "preset.train_examples=256",

@@ -9,7 +9,8 @@ from chainer.backends import intel64
 from conftest import make_run
 
 import bench_chainer
-from bench import capabilities, testing
+from bench import testing
+from bench.run import capabilities
 from bench_chainer import cnn, resnet50, rnn
 from bench_shared import spec
 

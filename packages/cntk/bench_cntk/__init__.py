@@ -34,8 +34,19 @@ def cntk_module():
     return C
 
 
-def sync():
-    """CNTK's CPU evaluation and training calls return when their work is done."""
+def setup(run):
+    """Choose the device, set threads and the random seed; return what was applied."""
+    cntk_module()
+    options = run["framework"]["options"]
+    C.device.try_set_default_device(C.device.cpu())
+    threads = options["threads"] or len(os.sched_getaffinity(0))
+    C.cntk_py.set_max_num_cputhreads(threads)  # CNTK's own pool and its MKL/OpenMP threads
+    # initialisers and dropout masks draw from CNTK's generator; once per process
+    if C.cntk_py.get_random_seed() != run["seed"]:
+        C.cntk_py.set_fixed_random_seed(run["seed"])
+    _settings.update(threads=C.cntk_py.get_max_num_cputhreads(), seed=run["seed"])
+    return {"device": "cpu", "threads": _settings["threads"],
+            "omp_num_threads": os.environ.get("OMP_NUM_THREADS"), "mpi": join_mpi(run)}
 
 
 def versions():
@@ -50,19 +61,32 @@ def versions():
                          for name in sorted(mpi_shim.SONAMES)} if os.path.isdir(shim) else None}
 
 
-def setup(run):
-    """Choose the device, set threads and the random seed; return what was applied."""
-    cntk_module()
-    options = run["framework"]["options"]
-    C.device.try_set_default_device(C.device.cpu())
-    threads = options["threads"] or len(os.sched_getaffinity(0))
-    C.cntk_py.set_max_num_cputhreads(threads)  # CNTK's own pool and its MKL/OpenMP threads
-    # initialisers and dropout masks draw from CNTK's generator; once per process
-    if C.cntk_py.get_random_seed() != run["seed"]:
-        C.cntk_py.set_fixed_random_seed(run["seed"])
-    _settings.update(threads=C.cntk_py.get_max_num_cputhreads(), seed=run["seed"])
-    return {"device": "cpu", "threads": _settings["threads"],
-            "omp_num_threads": os.environ.get("OMP_NUM_THREADS"), "mpi": join_mpi(run)}
+def sync():
+    """CNTK's CPU evaluation and training calls return when their work is done."""
+
+
+def count_parameters(model):
+    return int(sum(np.prod(p.shape) for p in model.net.parameters))
+
+
+def memory_stats():
+    return None  # CPU only: the worker records the peak resident set size
+
+
+def peak_flops(precision, size=2048):
+    """Measured dense matrix-multiply throughput (FLOP/s): the denominator of the utilisation
+    figure. Run after the benchmark, untimed."""
+    from bench_shared.timing import matmul_flops, peak_rate
+
+    rng = np.random.RandomState(0)
+    x = C.input_variable((size,))
+    product = C.times(x, C.constant(rng.randn(size, size).astype(np.float32)))
+    a = rng.randn(size, size).astype(np.float32)  # a batch of `size` rows
+
+    def work(n):
+        for _ in range(n):
+            product.eval({x: a})  # eval returns NumPy: each product is done
+    return peak_rate(work, matmul_flops(size))
 
 
 def join_mpi(run):
@@ -83,27 +107,3 @@ def join_mpi(run):
     atexit.register(communicator.finalize)
     return {"communicator": "MPI (data_parallel_distributed_learner)", "rank": rank,
             "workers": workers}
-
-
-def count_parameters(model):
-    return int(sum(np.prod(p.shape) for p in model.net.parameters))
-
-
-def peak_flops(precision, size=2048):
-    """Measured dense matrix-multiply throughput (FLOP/s): the denominator of the utilisation
-    figure. Run after the benchmark, untimed."""
-    from bench_shared.timing import matmul_flops, peak_rate
-
-    rng = np.random.RandomState(0)
-    x = C.input_variable((size,))
-    product = C.times(x, C.constant(rng.randn(size, size).astype(np.float32)))
-    a = rng.randn(size, size).astype(np.float32)  # a batch of `size` rows
-
-    def work(n):
-        for _ in range(n):
-            product.eval({x: a})  # eval returns NumPy: each product is done
-    return peak_rate(work, matmul_flops(size))
-
-
-def memory_stats():
-    return None  # CPU only: the worker records the peak resident set size

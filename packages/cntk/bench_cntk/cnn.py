@@ -1,7 +1,7 @@
 """VGG-style CIFAR-10 CNN the CNTK way: cntk.layers Sequential, cntk.Trainer, momentum_sgd."""
 from bench_shared.spec import CNN
 
-from . import cntk_module, common, weights
+from . import cntk_module, loop, weights
 
 C = cntk_module()
 L = C.layers
@@ -36,7 +36,7 @@ def build_model(run):
     x = C.input_variable(CNN.input_shape)  # CHW: CNTK's native layout
     named = [(name + "." + field, getattr(layer, {"weight": "W", "bias": "b"}[field]))
              for name, layer in sorted(layers.items()) for field in ("weight", "bias")]
-    return common.Model(net(x), x, named, learner=common.sgd(run["task"]["optimizer"]),
+    return loop.Model(net(x), x, named, learner=loop.sgd(run["task"]["optimizer"]),
                         num_classes=CNN.num_classes)
 
 
@@ -44,5 +44,5 @@ def slots(model):
     return weights.slots(model.named, "cnn")
 
 
-train_epoch = common.train_epoch
-predict = common.predict
+train_epoch = loop.train_epoch
+predict = loop.predict

@@ -11,7 +11,7 @@ import numpy as np
 from bench_shared import distributed
 from bench_shared.spec import DenseNet121 as D
 
-from . import cntk_module, common, weights
+from . import cntk_module, loop, weights
 
 C = cntk_module()
 L = C.layers
@@ -40,7 +40,7 @@ class Builder(object):
     def conv(self, name, cout, kernel, stride=1, padding=None):
         padding = kernel // 2 if padding is None else padding
         layer = L.Convolution2D((kernel, kernel), cout, strides=stride,
-                                pad=common.same_padding(kernel, padding), bias=False,
+                                pad=loop.same_padding(kernel, padding), bias=False,
                                 init=C.he_normal())  # SPEC: He-normal over the fan-in
         self.named[name + ".weight"] = layer.W
         return layer
@@ -81,7 +81,7 @@ def densenet121(builder, x):
                      D.stem_padding)(x)
     y = builder.bn_relu("stem.bn")(y)
     y = L.MaxPooling((D.pool_kernel, D.pool_kernel), strides=D.pool_stride,
-                     pad=common.same_padding(D.pool_kernel, D.pool_padding))(y)
+                     pad=loop.same_padding(D.pool_kernel, D.pool_padding))(y)
     c = D.stem_channels
     for b, layers in enumerate(D.block_layers, 1):
         y = builder.dense_block(b, y, layers)
@@ -112,7 +112,7 @@ def build_model(run):
     world_size = distributed.process(run)["world_size"]
     # SPEC: Adam at 1e-4 per device, the learning rate scaled linearly with the global batch
     adam = dict(run["task"]["optimizer"], lr=run["task"]["optimizer"]["lr"] * world_size)
-    local = common.adam(adam)
+    local = loop.adam(adam)
     if world_size > 1:
         def learner(parameters):
             # every rank's gradient summed (MPI allreduce, 32-bit: no quantisation) before
@@ -128,7 +128,7 @@ def build_model(run):
     for name, variable in builder.named.items():  # shapes are known once the graph is built
         if name.endswith(".var"):
             variable.value = np.ones(variable.shape, np.float32)  # CNTK starts it at 0, not 1
-    return common.Model(logits, x, builder.named, learner=learner, num_classes=D.num_labels,
+    return loop.Model(logits, x, builder.named, learner=learner, num_classes=D.num_labels,
                         loss=binary_cross_entropy_with_logits, labels=multi_hot)
 
 
@@ -136,5 +136,5 @@ def slots(model):
     return weights.slots(model.named, "densenet")
 
 
-train_epoch = common.train_epoch
-predict = common.predict
+train_epoch = loop.train_epoch
+predict = loop.predict

@@ -6,7 +6,7 @@ import numpy as np
 
 from bench_shared.spec import ResNet50
 
-from . import cntk_module, common, weights
+from . import cntk_module, loop, weights
 
 C = cntk_module()
 L = C.layers
@@ -41,10 +41,10 @@ def build_model(run):
     x = C.input_variable(ResNet50.input_shape)  # CHW: CNTK's native layout
     stem = ResNet50.stem_channels
     y = conv_bn(named, "stem.conv", "stem.bn", stem, ResNet50.stem_kernel, ResNet50.stem_stride,
-                pad=common.same_padding(ResNet50.stem_kernel, ResNet50.stem_padding))(x)
+                pad=loop.same_padding(ResNet50.stem_kernel, ResNet50.stem_padding))(x)
     pool = ResNet50.pool_kernel
     y = L.MaxPooling((pool, pool), strides=ResNet50.pool_stride,
-                     pad=common.same_padding(pool, ResNet50.pool_padding))(y)
+                     pad=loop.same_padding(pool, ResNet50.pool_padding))(y)
     cin = stem
     for s, (blocks, width, cout, stride) in enumerate(ResNet50.stages, 1):
         for b in range(blocks):
@@ -55,11 +55,11 @@ def build_model(run):
     for name, variable in named.items():  # shapes are known once the graph is built
         if name.endswith(".var"):
             variable.value = np.ones(variable.shape, np.float32)  # CNTK starts it at 0, not 1
-    return common.Model(features, x, named)
+    return loop.Model(features, x, named)
 
 
 def slots(model):
     return weights.slots(model.named, "resnet50")
 
 
-predict = common.predict
+predict = loop.predict

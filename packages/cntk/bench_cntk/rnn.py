@@ -7,7 +7,7 @@ import numpy as np
 from bench_shared import weights as neutral
 from bench_shared.spec import RNN
 
-from . import cntk_module, common, weights
+from . import cntk_module, loop, weights
 
 C = cntk_module()
 L = C.layers
@@ -61,8 +61,8 @@ def build_model(run):
              ("gru.recurrent_weight", recurrent), ("gru.input_bias", project.b),
              ("gru.recurrent_bias", recurrent_bias), ("dense.weight", dense.W),
              ("dense.bias", dense.b)]
-    return common.Model(net, tokens, named, feed=feed,
-                        learner=common.adam(run["task"]["optimizer"]),
+    return loop.Model(net, tokens, named, feed=feed,
+                        learner=loop.adam(run["task"]["optimizer"]),
                         num_classes=RNN.num_classes)
 
 
@@ -75,5 +75,5 @@ def slots(model):
     return weights.slots(model.named, "rnn")
 
 
-train_epoch = common.train_epoch
-predict = common.predict
+train_epoch = loop.train_epoch
+predict = loop.predict

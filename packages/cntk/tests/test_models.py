@@ -6,7 +6,7 @@ import pytest
 from conftest import make_run
 
 import bench_cntk
-from bench_cntk import cnn, common, resnet50, rnn
+from bench_cntk import cnn, loop, resnet50, rnn
 from bench_shared import spec
 
 
@@ -42,9 +42,9 @@ def test_tensors_are_the_parameters_and_the_running_statistics():
 
 @pytest.mark.parametrize("padding,pad", [(3, True), (0, False)])
 def test_spec_padding_is_cntks_same_padding_flag(padding, pad):
-    assert common.same_padding(7, padding) is pad
+    assert loop.same_padding(7, padding) is pad
     with pytest.raises(ValueError, match="not CNTK's pad=True"):
-        common.same_padding(7, 2)
+        loop.same_padding(7, 2)
 
 
 def test_gru_is_the_cudnn_form_with_two_bias_vectors():

@@ -5,23 +5,23 @@ import numpy as np
 import pytest
 from conftest import loaded_model
 
-from bench_cntk import cnn, common, rnn
+from bench_cntk import cnn, loop, rnn
 from bench_shared import conformance, reference_train
 
 MODULES = {"cnn": cnn, "rnn": rnn}
 
 
 @pytest.mark.parametrize("task,learner", [
-    ("cnn", lambda cfg: lambda ps: common.C.momentum_sgd(  # CNTK's default: unit-gain momentum
-        ps, common.C.learning_parameter_schedule(cfg["lr"]),
-        common.C.momentum_schedule(cfg["momentum"]), unit_gain=True)),
-    ("rnn", lambda cfg: lambda ps: common.C.adam(  # lr per minibatch: divided by the batch
-        ps, common.C.learning_parameter_schedule(cfg["lr"]),
-        common.C.momentum_schedule(cfg["beta1"]),
-        variance_momentum=common.C.momentum_schedule(cfg["beta2"]), epsilon=cfg["eps"]))])
+    ("cnn", lambda cfg: lambda ps: loop.C.momentum_sgd(  # CNTK's default: unit-gain momentum
+        ps, loop.C.learning_parameter_schedule(cfg["lr"]),
+        loop.C.momentum_schedule(cfg["momentum"]), unit_gain=True)),
+    ("rnn", lambda cfg: lambda ps: loop.C.adam(  # lr per minibatch: divided by the batch
+        ps, loop.C.learning_parameter_schedule(cfg["lr"]),
+        loop.C.momentum_schedule(cfg["beta1"]),
+        variance_momentum=loop.C.momentum_schedule(cfg["beta2"]), epsilon=cfg["eps"]))])
 def test_the_other_optimiser_conventions_fail_the_check(task, learner):
     run, model, params = loaded_model(task)
-    model.trainer = common.C.Trainer(model.net, model.trainer.loss_function,
+    model.trainer = loop.C.Trainer(model.net, model.trainer.loss_function,
                                      [learner(run["task"]["optimizer"])(model.net.parameters)])
     batches = reference_train.fixed_batches(task, conformance.TRAIN_STEPS,
                                             batch_size=conformance.TRAIN_BATCH_SIZE)

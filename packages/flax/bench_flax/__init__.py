@@ -5,7 +5,7 @@ import jax
 import jax.numpy as jnp
 
 from bench_shared import distributed
-from bench_shared.timing import matmul_flops, peak_rate
+from bench_shared.timing import peak_matmul_rate
 
 from .weights import tensors  # noqa: F401  the model's native tensors (weight protocol)
 
@@ -38,45 +38,6 @@ def dispatched(array):
     """Remember the newest result of asynchronous work, for sync()."""
     _pending[:] = [array]
     return array
-
-
-def sync():
-    """JAX dispatches asynchronously and has no device-wide barrier: wait for the newest
-    result a task module dispatched (its computation wrote every output of its step)."""
-    if _pending:
-        jax.block_until_ready(_pending[0])
-
-
-def versions():
-    import flax
-    import jaxlib
-    import optax
-
-    return {"jax": jax.__version__, "jaxlib": jaxlib.__version__, "flax": flax.__version__,
-            "optax": optax.__version__}
-
-
-def devices():
-    """The run's devices: one, or the N of a data-parallel run (the task module's Mesh)."""
-    return list(_devices)
-
-
-def configure_xla(threads, xla_flags, host_devices=1):
-    """XLA reads its flags and sizes its CPU thread pools once, when the backend starts: set
-    both before the first JAX computation. JAX has no thread-count API; XLA's CPU client takes
-    its pool size from PJRT_NPROC (else NPROC, else the CPUs this process may run on).
-    host_devices > 1: the CPU backend shows that many devices (XLA's host-platform device
-    count), one process driving them all; they share that one thread pool (the same cores)."""
-    if host_devices > 1:
-        xla_flags = " ".join(filter(None, [
-            "--xla_force_host_platform_device_count=%d" % host_devices, xla_flags]))
-    if xla_flags:
-        os.environ["XLA_FLAGS"] = " ".join(filter(None, [os.environ.get("XLA_FLAGS"),
-                                                         xla_flags]))
-    if threads:
-        os.environ["PJRT_NPROC"] = str(threads)
-    nproc = os.environ.get("PJRT_NPROC") or os.environ.get("NPROC")
-    return int(nproc) if nproc else len(os.sched_getaffinity(0))
 
 
 def setup(run):
@@ -129,6 +90,22 @@ def setup(run):
     return settings
 
 
+def versions():
+    import flax
+    import jaxlib
+    import optax
+
+    return {"jax": jax.__version__, "jaxlib": jaxlib.__version__, "flax": flax.__version__,
+            "optax": optax.__version__}
+
+
+def sync():
+    """JAX dispatches asynchronously and has no device-wide barrier: wait for the newest
+    result a task module dispatched (its computation wrote every output of its step)."""
+    if _pending:
+        jax.block_until_ready(_pending[0])
+
+
 def count_parameters(model):
     """nnx.Param elements: batch norm's running statistics are nnx.BatchStat, not counted."""
     from flax import nnx
@@ -143,14 +120,40 @@ def memory_stats():
     return {"peak_allocated_bytes": stats.get("peak_bytes_in_use")}
 
 
-def peak_flops(precision, size=2048):
+def peak_flops(precision):
     """Measured dense matrix-multiply FLOP/s on the device: the utilisation denominator."""
-    a = jax.random.normal(jax.random.key(0), (size, size), jnp.float32).astype(
-        COMPUTE_DTYPES[precision])
     matmul = jax.jit(lambda a: a @ a)
 
-    def work(n):  # the first call compiles: peak_rate's warm-up
-        for _ in range(n):
-            out = matmul(a)
-        out.block_until_ready()
-    return peak_rate(work, matmul_flops(size))
+    def make_work(size):
+        a = jax.random.normal(jax.random.key(0), (size, size), jnp.float32).astype(
+            COMPUTE_DTYPES[precision])
+
+        def work(n):  # the first call compiles
+            for _ in range(n):
+                out = matmul(a)
+            out.block_until_ready()
+        return work
+    return peak_matmul_rate(make_work)
+
+
+def devices():
+    """The run's devices: one, or the N of a data-parallel run (the task module's Mesh)."""
+    return list(_devices)
+
+
+def configure_xla(threads, xla_flags, host_devices=1):
+    """XLA reads its flags and sizes its CPU thread pools once, when the backend starts: set
+    both before the first JAX computation. JAX has no thread-count API; XLA's CPU client takes
+    its pool size from PJRT_NPROC (else NPROC, else the CPUs this process may run on).
+    host_devices > 1: the CPU backend shows that many devices (XLA's host-platform device
+    count), one process driving them all; they share that one thread pool (the same cores)."""
+    if host_devices > 1:
+        xla_flags = " ".join(filter(None, [
+            "--xla_force_host_platform_device_count=%d" % host_devices, xla_flags]))
+    if xla_flags:
+        os.environ["XLA_FLAGS"] = " ".join(filter(None, [os.environ.get("XLA_FLAGS"),
+                                                         xla_flags]))
+    if threads:
+        os.environ["PJRT_NPROC"] = str(threads)
+    nproc = os.environ.get("PJRT_NPROC") or os.environ.get("NPROC")
+    return int(nproc) if nproc else len(os.sched_getaffinity(0))

@@ -7,9 +7,9 @@ from flax import nnx
 
 from bench_shared.spec import CNN
 
-from . import common, weights
+from . import loop, weights
 
-native_layout = common.native_layout
+native_layout = loop.native_layout
 # fans over the receptive field (SPEC's rule); biases: Flax's default, zeros
 GLOROT = nnx.initializers.glorot_uniform()
 
@@ -20,9 +20,9 @@ class VGGNet(nnx.Module):
         d1, d2, d3 = CNN.dropout if dropout else (0.0, 0.0, 0.0)
         conv = functools.partial(nnx.Conv, kernel_size=(CNN.kernel_size,) * 2,
                                  padding=CNN.padding, kernel_init=GLOROT, rngs=rngs,
-                                 **common.layer_options())
+                                 **loop.layer_options())
         dense = functools.partial(nnx.Linear, kernel_init=GLOROT, rngs=rngs,
-                                  **common.layer_options())
+                                  **loop.layer_options())
         self.conv1, self.conv2 = conv(CNN.input_shape[0], c1), conv(c1, c2)
         self.drop1 = nnx.Dropout(d1, rngs=rngs)
         self.conv3, self.conv4 = conv(c2, c3), conv(c3, c4)
@@ -47,12 +47,12 @@ def build_model(run):
     # optax.sgd's momentum is optax.trace: v = mu v + g; w -= lr v (heavy-ball, like
     # torch.optim.SGD with dampening 0; Nesterov off)
     tx = optax.sgd(sgd["lr"], momentum=sgd["momentum"], nesterov=False)
-    return common.Model(VGGNet(run["task"]["dropout"], common.rngs()), tx)
+    return loop.Model(VGGNet(run["task"]["dropout"], loop.rngs()), tx)
 
 
 def slots(model):
     return weights.slots("cnn")
 
 
-train_epoch = common.train_epoch
-predict = common.predict
+train_epoch = loop.train_epoch
+predict = loop.predict

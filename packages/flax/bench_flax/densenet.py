@@ -2,7 +2,7 @@
 cross-entropy on the logits over the 14 labels, optax Adam with the learning rate scaled by the
 device count, and for devices=N one process driving N devices: the state replicated over a
 jax.sharding.Mesh and every global batch sharded along its batch axis (NamedSharding), so that
-the one jitted step with donated buffers (bench_flax.common) runs data-parallel and XLA adds
+the one jitted step with donated buffers (bench_flax.loop) runs data-parallel and XLA adds
 the all-reduces itself (GSPMD). On a CPU the N devices are XLA host-platform devices
 (bench_flax.setup) sharing one thread pool. Batch norm then normalises over the global batch
 (its statistics all-reduced too: synchronised batch norm), not per device as PyTorch's DDP."""
@@ -14,21 +14,21 @@ from flax import nnx
 
 from bench_shared.spec import DenseNet121 as D
 
-from . import common, devices, weights
+from . import devices, loop, weights
 
 
 def conv(cin, cout, kernel, rngs, stride=1):
     # padding kernel // 2 on every side, as SPEC's (not "SAME", lopsided at stride 2)
     return nnx.Conv(cin, cout, (kernel, kernel), stride, padding=kernel // 2, use_bias=False,
                     kernel_init=nnx.initializers.he_normal(), rngs=rngs,
-                    **common.layer_options())
+                    **loop.layer_options())
 
 
 def bn(channels, rngs):
     # running statistics with PyTorch's momentum (0.1 there, 0.9 in Flax's convention): Flax's
     # default 0.99 would still be far from the data's statistics after a short run
     return nnx.BatchNorm(channels, momentum=0.9, epsilon=D.batch_norm_eps, rngs=rngs,
-                         **common.layer_options())
+                         **loop.layer_options())
 
 
 class Stem(nnx.Module):
@@ -101,7 +101,7 @@ class DenseNet121(nnx.Module):
         # logits (the loss has the sigmoid); SPEC's head: glorot-uniform, zero bias
         self.classifier = nnx.Linear(D.features, D.num_labels, rngs=rngs,
                                      kernel_init=nnx.initializers.glorot_uniform(),
-                                     **common.layer_options())
+                                     **loop.layer_options())
 
     def __call__(self, x):
         # the X-ray pipeline's NCHW batches -> NHWC inside the jitted program (XLA fuses it)
@@ -124,10 +124,10 @@ def build_model(run):
     adam = run["task"]["optimizer"]
     # SPEC: Adam at 1e-4 per device, the learning rate scaled linearly with the global batch
     tx = optax.adam(adam["lr"] * n, b1=adam["beta1"], b2=adam["beta2"], eps=adam["eps"])
-    # devices=N: a one-axis Mesh of the run's N devices; common.train_epoch replicates the
+    # devices=N: a one-axis Mesh of the run's N devices; loop.train_epoch replicates the
     # state over it and shards each global batch along "batch" (jax.sharding.NamedSharding)
     mesh = jax.sharding.Mesh(np.array(devices()), ("batch",)) if n > 1 else None
-    return common.Model(DenseNet121(common.rngs()), tx, loss=bce_with_logits,
+    return loop.Model(DenseNet121(loop.rngs()), tx, loss=bce_with_logits,
                         label_dtype=np.float32, mesh=mesh)
 
 
@@ -135,5 +135,5 @@ def slots(model):
     return weights.slots("densenet")
 
 
-train_epoch = common.train_epoch
-predict = common.predict
+train_epoch = loop.train_epoch
+predict = loop.predict

@@ -4,21 +4,21 @@ from flax import nnx
 
 from bench_shared.spec import ResNet50
 
-from . import common, weights
+from . import loop, weights
 
-native_layout = common.native_layout
+native_layout = loop.native_layout
 
 
 def conv(cin, cout, kernel, stride, rngs):
     # He init keeps the activations of random weights in range
     return nnx.Conv(cin, cout, (kernel, kernel), stride, padding=kernel // 2, use_bias=False,
                     kernel_init=nnx.initializers.he_normal(), rngs=rngs,
-                    **common.layer_options())
+                    **loop.layer_options())
 
 
 def bn(channels, rngs):
     return nnx.BatchNorm(channels, epsilon=ResNet50.batch_norm_eps, rngs=rngs,
-                         **common.layer_options())
+                         **loop.layer_options())
 
 
 class ConvBN(nnx.Module):
@@ -72,11 +72,11 @@ class ResNet50Features(nnx.Module):
 
 
 def build_model(run):
-    return common.Model(ResNet50Features(common.rngs()))
+    return loop.Model(ResNet50Features(loop.rngs()))
 
 
 def slots(model):
     return weights.slots("resnet50")
 
 
-predict = common.predict
+predict = loop.predict

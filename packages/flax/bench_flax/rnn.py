@@ -7,7 +7,7 @@ from flax import nnx
 
 from bench_shared.spec import RNN
 
-from . import common, weights
+from . import loop, weights
 
 
 def per_gate(init, gates=3):
@@ -53,7 +53,7 @@ class CuDNNGRUCell(nnx.GRUCell):
 
 class GRUClassifier(nnx.Module):
     def __init__(self, rngs):
-        layer = dict(common.layer_options(), rngs=rngs)
+        layer = dict(loop.layer_options(), rngs=rngs)
         self.embedding = nnx.Embed(RNN.vocab_size, RNN.embedding_dim, **layer,
                                    embedding_init=symmetric_uniform(RNN.embedding_init_range))
         self.gru = CuDNNGRUCell(RNN.embedding_dim, RNN.hidden_units, **layer,
@@ -75,12 +75,12 @@ def build_model(run):
     adam = run["task"]["optimizer"]
     # eps outside the square root, bias-corrected: SPEC's (and PyTorch's, Keras') Adam
     tx = optax.adam(adam["lr"], b1=adam["beta1"], b2=adam["beta2"], eps=adam["eps"])
-    return common.Model(GRUClassifier(common.rngs()), tx)
+    return loop.Model(GRUClassifier(loop.rngs()), tx)
 
 
 def slots(model):
     return weights.slots("rnn")
 
 
-train_epoch = common.train_epoch
-predict = common.predict
+train_epoch = loop.train_epoch
+predict = loop.predict

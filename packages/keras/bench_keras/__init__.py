@@ -9,7 +9,8 @@ import importlib
 import keras
 import numpy as np
 
-from bench_shared.timing import matmul_flops, peak_rate
+from bench_keras_layers import DTYPES, POLICIES
+from bench_shared.timing import peak_matmul_rate
 
 from . import weights
 
@@ -17,10 +18,7 @@ from . import weights
 BACKENDS = {"keras": "tensorflow", "keras_jax": "jax", "keras_torch": "torch"}
 # the rows written in R (packages/r/keras) that drive this package's functions, and the Python
 # row whose backend and environment they use
-R_ROWS = {"r_keras": "keras_jax"}
-# Keras' mixed-precision policies: bf16/fp16 compute, float32 variables (every backend)
-POLICIES = {"fp32": "float32", "bf16": "mixed_bfloat16", "fp16": "mixed_float16"}
-DTYPES = {"fp32": "float32", "bf16": "bfloat16", "fp16": "float16"}
+R_ROWS = {"r_keras": "keras"}
 
 _options = {}
 _device = contextlib.ExitStack()  # the worker's keras.device scope (JAX, PyTorch)
@@ -65,25 +63,6 @@ def sync():
     backend().sync()
 
 
-def memory_stats():
-    return backend().memory_stats()
-
-
-def peak_flops(precision, size=2048):
-    """Measured dense matrix-multiply FLOP/s on the device: the utilisation denominator (the
-    backend's own where it has one, else keras.ops.matmul, dispatched op by op)."""
-    own = getattr(backend(), "peak_flops", None)
-    if own:
-        return own(precision, size)
-    a = keras.ops.cast(keras.random.normal((size, size), seed=0), DTYPES[precision])
-
-    def work(n):
-        outs = [keras.ops.matmul(a, a) for _ in range(n)]
-        for out in outs:  # every product done (dispatch may be asynchronous)
-            keras.ops.convert_to_numpy(out[:1, :1])
-    return peak_rate(work, matmul_flops(size))
-
-
 def count_parameters(model):
     """SPEC's convention: no batch-norm moving statistics, no conv biases where SPEC's model
     has none (keras.applications.ResNet50 has them; they hold zeros, see resnet50.py)."""
@@ -95,3 +74,25 @@ def tensors(model):
     """Every weight of the Keras model, keyed by variable path, with batch norm's moving
     statistics; not the ResNet50 application's zero conv biases, which SPEC's model lacks."""
     return weights.variable_tensors(model.weights, model.spec_excluded)
+
+
+def memory_stats():
+    return backend().memory_stats()
+
+
+def peak_flops(precision):
+    """Measured dense matrix-multiply FLOP/s on the device: the utilisation denominator (the
+    backend's own where it has one, else keras.ops.matmul, dispatched op by op)."""
+    own = getattr(backend(), "peak_flops", None)
+    if own:
+        return own(precision)
+
+    def make_work(size):
+        a = keras.ops.cast(keras.random.normal((size, size), seed=0), DTYPES[precision])
+
+        def work(n):
+            outs = [keras.ops.matmul(a, a) for _ in range(n)]
+            for out in outs:  # every product done (dispatch may be asynchronous)
+                keras.ops.convert_to_numpy(out[:1, :1])
+        return work
+    return peak_matmul_rate(make_work)

@@ -26,7 +26,7 @@ from keras import layers
 from bench_shared import weights as neutral
 from bench_shared.spec import DenseNet121 as D
 
-from . import common, weights
+from . import loop, weights
 
 
 def conv(x, filters, kernel, name):
@@ -77,7 +77,7 @@ def build_model(run):
     optimizer = keras.optimizers.Adam(adam["lr"] * run.get("devices", 1), beta_1=adam["beta1"],
                                       beta_2=adam["beta2"], epsilon=adam["eps"])  # SPEC: x devices
     # mean over the labels and the batch
-    return common.compile_model(densenet121(), optimizer,
+    return loop.compile_model(densenet121(), optimizer,
                                 keras.losses.BinaryCrossentropy(from_logits=True))
 
 
@@ -92,5 +92,5 @@ def slots(model):
     return weights.slots("densenet", places)
 
 
-train_epoch = common.train_epoch
-predict = common.predict
+train_epoch = loop.train_epoch
+predict = loop.predict

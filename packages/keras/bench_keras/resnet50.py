@@ -10,9 +10,9 @@ import numpy as np
 
 from bench_shared.spec import ResNet50
 
-from . import common, options, weights
+from . import loop, options, weights
 
-native_layout = common.native_layout  # NCHW -> NHWC once
+native_layout = loop.native_layout  # NCHW -> NHWC once
 
 
 def build_model(run):
@@ -59,4 +59,4 @@ def slots(model):
     return weights.slots("resnet50", places)
 
 
-predict = common.predict
+predict = loop.predict

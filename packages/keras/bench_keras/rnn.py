@@ -3,9 +3,10 @@ cuDNN-compatible form, fused on GPU) + Dense; compile with Adam, fit, predict.""
 import keras
 from keras import layers
 
+from bench_keras_layers import init, optimizers
 from bench_shared.spec import RNN
 
-from . import common, init, optimizers, weights
+from . import loop, weights
 
 
 def build_model(run):
@@ -18,7 +19,7 @@ def build_model(run):
         layers.GRU(RNN.hidden_units, reset_after=True, name="gru", **init.gru_initialisers()),
         layers.Dense(RNN.num_classes, name="dense", dtype="float32"),  # fp32 logits
     ], name="gru_classifier")
-    return common.compile_model(model, optimizers.adam(run["task"]["optimizer"]))
+    return loop.compile_model(model, optimizers.adam(run["task"]["optimizer"]))
 
 
 def slots(model):
@@ -34,5 +35,5 @@ def slots(model):
     ])
 
 
-train_epoch = common.train_epoch
-predict = common.predict
+train_epoch = loop.train_epoch
+predict = loop.predict

@@ -2,7 +2,8 @@
 zero conv biases (outside SPEC's model and the neutral weights), the layer names the slots use,
 the setup's refusal of a backend the process does not run. SPEC's counts and the equivalence
 with the NumPy reference are the shared conformance suite's (shared/tests/test_conformance.py);
-the layouts are checked through bench_tensorflow's tests (its Keras layers share weights.py)."""
+the layouts are checked through bench_tensorflow's tests (its Keras layers share
+bench_keras_layers.weights)."""
 import os
 
 import keras
@@ -50,28 +51,6 @@ def test_setup_refuses_a_backend_this_process_does_not_run(other):
     assert keras.backend.backend() in message and "conf/framework/%s.yaml" % other in message
 
 
-@pytest.mark.skipif(keras.backend.backend() != "tensorflow",
-                    reason="only TensorFlow hands an Embedding's gradient over as one slice "
-                           "per occurrence (IndexedSlices); JAX and PyTorch give it dense")
-def test_adam_sums_an_embeddings_repeated_slices_before_squaring():
-    """Token 1 seen four times, gradient 1 each: summed, 4; Adam's first step is lr whatever the
-    gradient's size. Keras' own Adam squares the slices first (second moment 4, not 16) and
-    steps 2 lr: bench_keras.optimizers.Adam is SPEC's."""
-    import tensorflow as tf
-
-    from bench_keras import optimizers
-
-    def first_step(optimizer):
-        row = keras.Variable(np.zeros((4, 1), "float32"))
-        slices = tf.IndexedSlices(tf.ones((4, 1)), tf.constant([1, 1, 1, 1]), tf.constant([4, 1]))
-        optimizer.apply([slices], [row])
-        return keras.ops.convert_to_numpy(row.value)[:, 0]
-
-    lr = 0.1
-    assert np.allclose(first_step(optimizers.Adam(lr)), [0, -lr, 0, 0], rtol=1e-5)
-    assert np.allclose(first_step(keras.optimizers.Adam(lr)), [0, -2 * lr, 0, 0], rtol=1e-4)
-
-
 @pytest.mark.skipif(keras.backend.backend() != "jax", reason="XLA's host devices: keras_jax")
 def test_host_devices_keep_xla_flags_and_refuse_another_count(monkeypatch):
     from bench_keras import backend_jax
@@ -83,3 +62,21 @@ def test_host_devices_keep_xla_flags_and_refuse_another_count(monkeypatch):
     monkeypatch.setenv("XLA_FLAGS", "--xla_force_host_platform_device_count=4")
     with pytest.raises(ValueError, match="devices=2 needs --xla_force_host_platform_device"):
         backend_jax.host_devices(2)
+
+
+@pytest.mark.skipif(keras.backend.backend() != "tensorflow",
+                    reason="only TensorFlow hands an Embedding's gradient over as one slice "
+                           "per occurrence (IndexedSlices)")
+def test_the_trained_weights_check_catches_keras_own_adam(monkeypatch):
+    """With Keras' own Adam (it squares an Embedding's repeated slices before summing them)
+    the GRU's losses over the conformance suite's steps stay within their tolerance, but the
+    trained embedding does not: the check that compares weights fails, naming it."""
+    from bench.run import capabilities
+    from bench_keras_layers import optimizers
+    from bench_shared import conformance
+
+    declared = dict(capabilities.declared(FRAMEWORK), name=FRAMEWORK)
+    monkeypatch.setattr(optimizers, "adam", lambda cfg: keras.optimizers.Adam(
+        cfg["lr"], beta_1=cfg["beta1"], beta_2=cfg["beta2"], epsilon=cfg["eps"]))
+    with pytest.raises(conformance.ConformanceError, match="embedding.weight differs"):
+        conformance.check_training_steps(conformance.Framework(declared), "rnn")

@@ -36,7 +36,7 @@ from . import weights  # noqa: E402
 
 _options = {}
 # Keras 2's graph functions' build seconds in this process, by "<model>.<train|predict>" (on
-# Theano: its compile to C): filled by common.build_functions in build_model, recorded with
+# Theano: its compile to C): filled by loop.build_functions in build_model, recorded with
 # the settings (setup() returns this dict), apart from every timed region but "build"
 compile_seconds = {}
 
@@ -81,14 +81,6 @@ def sync():
     """Keras 2's fit and predict return host values (a loss, numpy outputs): work is done."""
 
 
-def memory_stats():
-    return None  # CPU only: the worker records the peak resident set size
-
-
-def peak_flops(precision, size=2048):
-    return _backend.peak_flops(precision, size)
-
-
 def count_parameters(model):
     """SPEC's convention: no batch-norm moving statistics, no conv biases where SPEC's model
     has none (keras.applications' ResNet50 has them; they hold zeros, see resnet50.py)."""
@@ -100,3 +92,11 @@ def tensors(model):
     """Every weight of the Keras model, keyed by variable name, with batch norm's moving
     statistics; not the ResNet50 application's zero conv biases, which SPEC's model lacks."""
     return weights.variable_tensors(model.weights, model.spec_excluded)
+
+
+def memory_stats():
+    return None  # CPU only: the worker records the peak resident set size
+
+
+def peak_flops(precision, size=2048):
+    return _backend.peak_flops(precision, size)

@@ -1,12 +1,12 @@
 """Keras 2 on Theano 1.0.5: Theano's set-up, as framework=lasagne does it
-(bench_lasagne.theano_runtime: three shims for Python 3.11 and numpy 1.23, THEANO_FLAGS with
+(bench_theano: three shims for Python 3.11 and numpy 1.23, THEANO_FLAGS with
 float32, the CPU and the compile directory inside the environment), applied when this module
 is imported: before keras, whose Theano backend imports theano. Then, per run, the same
 switches as framework=lasagne: threads (OMP_NUM_THREADS for Theano's OpenMP ops, OpenBLAS'
 own count) and theano.config.openmp, read by each op when Keras builds the graph."""
-from bench_lasagne import theano_runtime
+import bench_theano
 
-theano_runtime.configure()
+bench_theano.configure()
 
 
 def configure(run, options):
@@ -14,12 +14,12 @@ def configure(run, options):
         raise NotImplementedError("device=%s: Keras 2 on Theano runs on the CPU here (Theano's "
                                   "GPU back end, libgpuarray, is not installed)"
                                   % run["device"]["name"])
-    return theano_runtime.cpu_setup(options)
+    return bench_theano.cpu_setup(options)
 
 
 def versions():
-    return theano_runtime.versions()
+    return bench_theano.versions()
 
 
 def peak_flops(precision, size=2048):
-    return theano_runtime.peak_flops(size)
+    return bench_theano.peak_flops(size)

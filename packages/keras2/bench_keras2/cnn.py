@@ -5,7 +5,7 @@ from keras import layers
 
 from bench_shared.spec import CNN
 
-from . import common, weights
+from . import loop, weights
 
 
 def build_model(run):
@@ -30,7 +30,7 @@ def build_model(run):
     ], name="vgg_cnn")  # Keras' defaults: glorot-uniform kernels, zero biases (SPEC rule)
     sgd = run["task"]["optimizer"]
     # Keras' SGD momentum (m = mu m - lr g; w += m) is heavy-ball for a constant lr
-    return common.compile_model(model, keras.optimizers.SGD(sgd["lr"], momentum=sgd["momentum"]))
+    return loop.compile_model(model, keras.optimizers.SGD(sgd["lr"], momentum=sgd["momentum"]))
 
 
 def slots(model):
@@ -41,5 +41,5 @@ def slots(model):
     return weights.slots("cnn", places)
 
 
-train_epoch = common.train_epoch
-predict = common.predict
+train_epoch = loop.train_epoch
+predict = loop.predict

@@ -15,7 +15,7 @@ from keras.applications import resnet
 
 from bench_shared.spec import ResNet50
 
-from . import common, weights
+from . import loop, weights
 
 
 def build_model(run):
@@ -24,7 +24,7 @@ def build_model(run):
     model.spec_excluded = tuple(v.name for v in _conv_biases(model))  # SPEC's model lacks them
     for bias in _conv_biases(model):
         K.set_value(bias, np.zeros(K.int_shape(bias), np.float32))
-    common.build_functions(model, train=False)  # Theano compiles the graph here
+    loop.build_functions(model, train=False)  # Theano compiles the graph here
     return model
 
 
@@ -58,4 +58,4 @@ def slots(model):
     return weights.slots("resnet50", places)
 
 
-predict = common.predict
+predict = loop.predict

@@ -5,7 +5,7 @@ from keras import layers
 
 from bench_shared.spec import RNN
 
-from . import common, init, weights
+from . import init, loop, weights
 
 
 def build_model(run):
@@ -22,7 +22,7 @@ def build_model(run):
     # Keras 2's Adam is SPEC's (bias-corrected through the step size, epsilon outside the
     # root); CNTK's and Theano's Embedding gradients are dense: no summing needed (bench_keras
     # sums TensorFlow's repeated IndexedSlices)
-    return common.compile_model(model, keras.optimizers.Adam(
+    return loop.compile_model(model, keras.optimizers.Adam(
         adam["lr"], beta_1=adam["beta1"], beta_2=adam["beta2"], epsilon=adam["eps"]))
 
 
@@ -39,5 +39,5 @@ def slots(model):
     ])
 
 
-train_epoch = common.train_epoch
-predict = common.predict
+train_epoch = loop.train_epoch
+predict = loop.predict

@@ -1,12 +1,12 @@
-"""Theano + Lasagne for Rosetta Bench (framework=lasagne): Theano's set-up (theano_runtime:
+"""Theano + Lasagne for Rosetta Bench (framework=lasagne): Theano's set-up (bench_theano:
 its shims and THEANO_FLAGS, shared with Keras 2 on Theano), threads and OpenMP, the seed of
 Lasagne's initialisers and dropout, and the model's native tensors.
 
 Theano 1.0.5 (2020) and Lasagne 0.1 (2015) are unmaintained: see README.md for the shims.
 """
-from . import theano_runtime
+import bench_theano
 
-theano_runtime.configure()  # before the first `import theano` (THEANO_FLAGS, the shims)
+bench_theano.configure()  # before the first `import theano` (THEANO_FLAGS, the shims)
 
 import numpy as np  # noqa: E402
 
@@ -21,31 +21,31 @@ from .weights import tensors  # noqa: E402,F401  the model's native tensors (wei
 # capabilities and options: conf/framework/lasagne.yaml (checked before setup() by the runtime)
 
 # theano.function's compile seconds of this process, by "<task>.<train|predict>": filled by
-# common.Model in build_model and recorded in result.json with the settings (setup() returns
+# loop.Model in build_model and recorded in result.json with the settings (setup() returns
 # this dict), apart from every timed region but "build"
 compile_seconds = {}
-
-
-def sync():
-    """Theano's CPU functions return when their work is done: nothing is queued."""
-
-
-def versions():
-    info = theano_runtime.versions()
-    info["lasagne"] = lasagne.__version__
-    return info
 
 
 def setup(run):
     """Threads, OpenMP and the seed; return what was applied (with THEANO_FLAGS by origin)."""
     options = run["framework"]["options"]
-    settings = theano_runtime.cpu_setup(options)
+    settings = bench_theano.cpu_setup(options)
     # Lasagne draws initial weights and dropout streams' seeds from this generator
     lasagne.random.set_rng(np.random.RandomState(run["seed"]))
     compile_seconds.clear()
     settings["compile_seconds"] = compile_seconds
     settings.update({k: v for k, v in options.items() if k not in settings})
     return settings
+
+
+def versions():
+    info = bench_theano.versions()
+    info["lasagne"] = lasagne.__version__
+    return info
+
+
+def sync():
+    """Theano's CPU functions return when their work is done: nothing is queued."""
 
 
 def count_parameters(model):
@@ -59,4 +59,4 @@ def memory_stats():
 
 
 def peak_flops(precision, size=2048):
-    return theano_runtime.peak_flops(size)
+    return bench_theano.peak_flops(size)

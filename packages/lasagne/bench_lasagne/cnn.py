@@ -7,7 +7,7 @@ from lasagne import init, layers, nonlinearities, updates
 
 from bench_shared.spec import CNN
 
-from . import common, weights
+from . import loop, weights
 from .layers import Conv2DLayer, relu
 
 
@@ -40,12 +40,12 @@ def build_model(run):
     # p = p - lr v) with v scaled by -lr: the same steps at a constant learning rate
     momentum = functools.partial(updates.momentum, learning_rate=sgd["lr"],
                                  momentum=sgd["momentum"])
-    return common.Model("cnn", net, images, momentum)
+    return loop.Model("cnn", net, images, momentum)
 
 
 def slots(model):
     return weights.slots("cnn")
 
 
-train_epoch = common.train_epoch
-predict = common.predict
+train_epoch = loop.train_epoch
+predict = loop.predict

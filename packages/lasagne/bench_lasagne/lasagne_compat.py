@@ -1,5 +1,5 @@
 """Lasagne 0.1 (2015, PyPI's only release) on Theano 1.0.5: the one module it imports that
-Theano has since removed. Import after theano_runtime.configure(), before `import lasagne`.
+Theano has since removed. Import after bench_theano.configure(), before `import lasagne`.
 
 lasagne/layers/pool.py does `from theano.tensor.signal import downsample` and calls
 `downsample.max_pool_2d(input, ds=, st=, ignore_border=, padding=, mode=)`; Theano 0.9 renamed

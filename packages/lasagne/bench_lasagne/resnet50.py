@@ -5,7 +5,7 @@ from lasagne import init, layers
 
 from bench_shared.spec import ResNet50
 
-from . import common, weights
+from . import loop, weights
 from .layers import BatchNormLayer, Conv2DLayer, relu
 
 
@@ -39,11 +39,11 @@ def build_model(run):
             net = bottleneck(net, width, cout, stride if b == 0 else 1,
                              "stage%d.block%d." % (s, b))
     net = layers.GlobalPoolLayer(net)  # the mean over H, W: (N, 2048)
-    return common.Model("resnet50", net, images)
+    return loop.Model("resnet50", net, images)
 
 
 def slots(model):
     return weights.slots("resnet50")
 
 
-predict = common.predict
+predict = loop.predict

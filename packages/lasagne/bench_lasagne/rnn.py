@@ -7,7 +7,7 @@ from lasagne import init, layers, nonlinearities, updates
 
 from bench_shared.spec import RNN
 
-from . import common, weights
+from . import loop, weights
 from .layers import GRULayer
 
 
@@ -26,12 +26,12 @@ def build_model(run):
     # by sqrt(1 - beta2^t) (Keras 2's and TensorFlow's form); the same steps but for eps
     optimizer = functools.partial(updates.adam, learning_rate=adam["lr"], beta1=adam["beta1"],
                                   beta2=adam["beta2"], epsilon=adam["eps"])
-    return common.Model("rnn", net, tokens, optimizer, input_dtype="int32")
+    return loop.Model("rnn", net, tokens, optimizer, input_dtype="int32")
 
 
 def slots(model):
     return weights.slots("rnn")
 
 
-train_epoch = common.train_epoch
-predict = common.predict
+train_epoch = loop.train_epoch
+predict = loop.predict

@@ -38,6 +38,18 @@ def engine_environment(options):
     return {var: str(values[key]) for key, var in ENGINE_OPTIONS.items() if values[key] != ""}
 
 
+def cpu_flags():
+    """The CPU's feature flags, from /proc/cpuinfo (none where it cannot be read)."""
+    try:
+        with open("/proc/cpuinfo") as info:
+            for line in info:
+                if line.startswith("flags"):
+                    return set(line.split(":", 1)[1].split())
+    except OSError:
+        pass
+    return set()
+
+
 def configure(run, options, amp_init=True):
     """Set the engine environment, import mxnet, choose the context and precision.
     amp_init: mixed precision by contrib.amp.init(), which rewrites the operator namespaces
@@ -72,6 +84,11 @@ def configure(run, options, amp_init=True):
         # engine's CPU worker threads and one OpenMP pool: the data-parallel code path runs,
         # but cannot be faster than one context
         _state["contexts"] = [mx.cpu(i) for i in range(devices)]
+        if run["precision"] == "bf16" and "avx512f" not in cpu_flags():
+            raise NotImplementedError(
+                "precision=bf16 is not supported by mxnet %s on this CPU: its oneDNN's bf16 "
+                "kernels need AVX-512 (avx512f), which this CPU lacks; use precision=fp32"
+                % mx.__version__)
     _state["context"] = _state["contexts"][0]
     _state["precision"] = run["precision"]
     if AMP_DTYPES[run["precision"]] and amp_init:

@@ -2,7 +2,7 @@
 
 An inference runtime: it runs an ONNX graph, it does not train (conf/framework/onnxruntime.yaml
 declares resnet50 only). setup() turns the run's options into the SessionOptions and the
-provider list every InferenceSession of this worker is created with (common.Model).
+provider list every InferenceSession of this worker is created with (loop.Model).
 """
 import os
 
@@ -36,17 +36,6 @@ def providers():
     return list(_session["providers"])
 
 
-def sync():
-    """InferenceSession.run returns host arrays: nothing is left queued on the device."""
-
-
-def versions():
-    import onnx
-
-    return {"onnxruntime": ort.__version__, "onnx": onnx.__version__,
-            "device": ort.get_device(), "available_providers": ort.get_available_providers()}
-
-
 def setup(run):
     """The session options and providers of this worker's sessions; what was applied."""
     options = run["framework"]["options"]
@@ -57,7 +46,7 @@ def setup(run):
                 "install the CUDA build in its place, BENCH_ONNXRUNTIME_REQUIREMENT="
                 "onnxruntime-gpu==<version> nox -s onnxruntime --install-only" % (
                     ort.__version__, ort.get_device(), ", ".join(ort.get_available_providers())))
-        # CPU after CUDA: ORT places the nodes CUDA lacks there; common.Model refuses a
+        # CPU after CUDA: ORT places the nodes CUDA lacks there; loop.Model refuses a
         # session that fell back to the CPU as a whole
         index = run["device"]["index"]
         _session["providers"] = [("CUDAExecutionProvider", {"device_id": index}),
@@ -95,11 +84,27 @@ def setup(run):
     return settings
 
 
+def versions():
+    import onnx
+
+    return {"onnxruntime": ort.__version__, "onnx": onnx.__version__,
+            "device": ort.get_device(), "available_providers": ort.get_available_providers()}
+
+
+def sync():
+    """InferenceSession.run returns host arrays: nothing is left queued on the device."""
+
+
 def count_parameters(model):
     """Convolution kernels and batch norm's scale and bias (SPEC's PyTorch convention): every
     initializer but the running statistics."""
     return sum(int(v.size) for k, v in model.initializers.items()
                if not k.endswith((".input_mean", ".input_var")))
+
+
+def memory_stats():
+    """None: ORT's Python API exposes no peak of its device allocator."""
+    return None
 
 
 def peak_flops(precision, size=2048):
@@ -129,8 +134,3 @@ def peak_flops(precision, size=2048):
             session.run_with_iobinding(binding)
         binding.synchronize_outputs()
     return peak_rate(work, matmul_flops(size))
-
-
-def memory_stats():
-    """None: ORT's Python API exposes no peak of its device allocator."""
-    return None

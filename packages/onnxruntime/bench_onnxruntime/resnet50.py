@@ -3,7 +3,7 @@ BatchNormalization, Relu, MaxPool, Add, GlobalAveragePool), run by an InferenceS
 graph optimiser folds each BatchNormalization into its Conv (graph_optimization >= basic)."""
 from bench_shared.spec import ResNet50
 
-from . import common, weights
+from . import loop, weights
 
 
 def conv_bn(g, x, kernel, stride, conv, bn, relu=True):
@@ -31,7 +31,7 @@ def bottleneck(g, x, stride, prefix, projection):
 
 def graph():
     """The nodes from `images` (N, 3, 224, 224) to `features` (N, 2048)."""
-    g, r = common.Graph(), ResNet50
+    g, r = loop.Graph(), ResNet50
     x = conv_bn(g, "images", r.stem_kernel, r.stem_stride, "stem.conv",
                 "stem.bn")
     x = g.op("MaxPool", [x], "stem.pool", kernel_shape=[r.pool_kernel] * 2,
@@ -46,7 +46,7 @@ def graph():
 
 
 def build_model(run):
-    return common.Model(run, graph(), weights.initializers("resnet50", run["seed"]),
+    return loop.Model(run, graph(), weights.initializers("resnet50", run["seed"]),
                         ResNet50.input_shape, (ResNet50.features,))
 
 
@@ -54,4 +54,4 @@ def slots(model):
     return weights.slots("resnet50")
 
 
-predict = common.predict
+predict = loop.predict

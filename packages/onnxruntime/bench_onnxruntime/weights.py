@@ -4,7 +4,7 @@ The only place where ONNX's names meet the neutral ones: an initializer is named
 operator input it feeds -- Conv's `W` (O x I x H x W, the neutral layout), BatchNormalization's
 `scale`, `B`, `input_mean`, `input_var` (the neutral gamma, beta, mean, var) -- so no value is
 transposed, only renamed. Loading, exporting and the completeness check are the runtime's
-(bench_shared.slots); the initializers live in the model (common.Model), not in the session.
+(bench_shared.slots); the initializers live in the model (loop.Model), not in the session.
 """
 import collections
 

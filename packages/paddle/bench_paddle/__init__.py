@@ -30,30 +30,6 @@ def threads():
     return _state["threads"]
 
 
-def sync():
-    if _state["gpu"]:
-        paddle.device.synchronize()
-
-
-def versions():
-    return {
-        "paddle": paddle.__version__,
-        "commit": paddle.version.commit,
-        "cuda": paddle.version.cuda() if paddle.device.is_compiled_with_cuda() else None,
-        "cudnn": paddle.version.cudnn() if paddle.device.is_compiled_with_cuda() else None,
-        "onednn": core.is_compiled_with_onednn(),
-        "mkl": paddle.version.with_mkl == "ON",
-    }
-
-
-def _read_back(library, function):
-    """A thread count as the library Paddle loaded reports it (None where not loaded): what
-    its kernels will use, read back rather than assumed."""
-    with open("/proc/self/maps") as maps:
-        libs = sorted({line.split()[-1] for line in maps if library in line})
-    return getattr(ctypes.CDLL(libs[0]), function)() if libs else None
-
-
 def setup(run):
     """Choose the device, set threads, layout and seed; return what was applied."""
     options = run["framework"]["options"]
@@ -89,13 +65,81 @@ def setup(run):
     return settings
 
 
+def versions():
+    return {
+        "paddle": paddle.__version__,
+        "commit": paddle.version.commit,
+        "cuda": paddle.version.cuda() if paddle.device.is_compiled_with_cuda() else None,
+        "cudnn": paddle.version.cudnn() if paddle.device.is_compiled_with_cuda() else None,
+        "onednn": core.is_compiled_with_onednn(),
+        "mkl": paddle.version.with_mkl == "ON",
+    }
+
+
+def sync():
+    if _state["gpu"]:
+        paddle.device.synchronize()
+
+
+def count_parameters(model):
+    """Trainable parameters (batch norm's _mean/_variance are non-trainable parameters)."""
+    return sum(int(p.size) for p in model.net.parameters() if p.trainable)
+
+
+def memory_stats():
+    if not _state["gpu"]:
+        return None
+    return {"peak_allocated_bytes": paddle.device.cuda.max_memory_allocated(),
+            "peak_reserved_bytes": paddle.device.cuda.max_memory_reserved()}
+
+
+def peak_flops(precision, size=2048):
+    """Measured dense matrix-multiply throughput on the device (FLOP/s): the denominator of
+    the utilisation figure. Run after the benchmark, untimed. In fp32 the faster of dygraph's
+    paddle.matmul (MKL on the CPU: ~2.5x slower than NumPy's OpenBLAS on this AMD EPYC) and a
+    Paddle Inference predictor's (oneDNN), the path ResNet-50 runs by default."""
+    from bench_shared.timing import matmul_flops, peak_rate
+
+    dtype = AUTOCAST_DTYPES[precision] or "float32"
+    a = paddle.randn([size, size]).astype(dtype)
+    b = paddle.randn([size, size]).astype(dtype)
+
+    def products(step):
+        return peak_rate(lambda n: [step() for _ in range(n)], matmul_flops(size))
+
+    flops = products(lambda: paddle.matmul(a, b).numpy())  # .numpy() waits
+    if precision == "fp32":
+        from .loop import paddle_inference
+
+        net = paddle.nn.Linear(size, size, bias_attr=False)
+        net.eval()
+        x = a.numpy()
+        predictor = paddle_inference(net, x)
+        feed = predictor.get_input_handle(predictor.get_input_names()[0])
+        feed.reshape([size, size])
+        feed.copy_from_cpu(x)
+        fetch = predictor.get_output_handle(predictor.get_output_names()[0])
+        flops = max(flops, products(lambda: (predictor.run(), fetch.copy_to_cpu())))
+    return flops
+
+
+def _read_back(library, function):
+    """A thread count as the library Paddle loaded reports it (None where not loaded): what
+    its kernels will use, read back rather than assumed."""
+    with open("/proc/self/maps") as maps:
+        libs = sorted({line.split()[-1] for line in maps if library in line})
+    return getattr(ctypes.CDLL(libs[0]), function)() if libs else None
+
+
 def join_parallel_env(run):
     """devices=N: join the run's N processes with paddle.distributed.init_parallel_env (a
     gloo process group on a CPU, NCCL on GPUs), the group paddle.DataParallel reduces over.
     The orchestrator starts them as torchrun does; Paddle's launcher (paddle.distributed.launch)
     would set PADDLE_* variables instead, so they are written from the same facts: rank 0's
-    TCP store on MASTER_ADDR:MASTER_PORT, one endpoint per rank from BENCH_WORKER_PORTS.
-    What was joined, or None for one device."""
+    TCP store on MASTER_ADDR:MASTER_PORT, one endpoint per rank from BENCH_WORKER_PORTS, all
+    at MASTER_ADDR: the ranks share one host (across Slurm nodes the orchestrator refuses
+    Paddle, conf/framework/paddle.yaml's multi_node_reason). What was joined, or None for one
+    device."""
     proc = distributed.joining(run, "processes", "paddle.DataParallel joins processes",
                                "conf/framework/paddle.yaml")
     if proc is None:
@@ -116,45 +160,3 @@ def join_parallel_env(run):
 
     dist.init_parallel_env()
     return {"backend": backend, "rank": dist.get_rank(), "world_size": dist.get_world_size()}
-
-
-def count_parameters(model):
-    """Trainable parameters (batch norm's _mean/_variance are non-trainable parameters)."""
-    return sum(int(p.size) for p in model.net.parameters() if p.trainable)
-
-
-def peak_flops(precision, size=2048):
-    """Measured dense matrix-multiply throughput on the device (FLOP/s): the denominator of
-    the utilisation figure. Run after the benchmark, untimed. In fp32 the faster of dygraph's
-    paddle.matmul (MKL on the CPU: ~2.5x slower than NumPy's OpenBLAS on this AMD EPYC) and a
-    Paddle Inference predictor's (oneDNN), the path ResNet-50 runs by default."""
-    from bench_shared.timing import matmul_flops, peak_rate
-
-    dtype = AUTOCAST_DTYPES[precision] or "float32"
-    a = paddle.randn([size, size]).astype(dtype)
-    b = paddle.randn([size, size]).astype(dtype)
-
-    def products(step):
-        return peak_rate(lambda n: [step() for _ in range(n)], matmul_flops(size))
-
-    flops = products(lambda: paddle.matmul(a, b).numpy())  # .numpy() waits
-    if precision == "fp32":
-        from .common import paddle_inference
-
-        net = paddle.nn.Linear(size, size, bias_attr=False)
-        net.eval()
-        x = a.numpy()
-        predictor = paddle_inference(net, x)
-        feed = predictor.get_input_handle(predictor.get_input_names()[0])
-        feed.reshape([size, size])
-        feed.copy_from_cpu(x)
-        fetch = predictor.get_output_handle(predictor.get_output_names()[0])
-        flops = max(flops, products(lambda: (predictor.run(), fetch.copy_to_cpu())))
-    return flops
-
-
-def memory_stats():
-    if not _state["gpu"]:
-        return None
-    return {"peak_allocated_bytes": paddle.device.cuda.max_memory_allocated(),
-            "peak_reserved_bytes": paddle.device.cuda.max_memory_reserved()}

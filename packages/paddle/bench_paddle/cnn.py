@@ -6,9 +6,9 @@ from paddle import nn
 
 from bench_shared.spec import CNN
 
-from . import common, data_format, weights
+from . import data_format, loop, weights
 
-native_layout = common.native_layout
+native_layout = loop.native_layout
 
 
 def build_model(run):
@@ -38,12 +38,12 @@ def build_model(run):
     optimizer = functools.partial(paddle.optimizer.Momentum, learning_rate=sgd["lr"],
                                   momentum=sgd["momentum"], use_nesterov=False,
                                   weight_decay=None)
-    return common.Model(run, net, optimizer)
+    return loop.Model(run, net, optimizer)
 
 
 def slots(model):
     return weights.slots("cnn", data_format())
 
 
-train_epoch = common.train_epoch
-predict = common.predict
+train_epoch = loop.train_epoch
+predict = loop.predict

@@ -9,7 +9,7 @@ from paddle import nn
 
 from bench_shared.spec import DenseNet121 as D
 
-from . import common, data_format, weights
+from . import data_format, loop, weights
 
 
 def conv(cin, cout, kernel, stride=1):
@@ -102,7 +102,7 @@ def build_model(run):
     # SPEC: Adam at 1e-4 per device, the learning rate scaled linearly with the global batch
     optimizer = functools.partial(paddle.optimizer.Adam, learning_rate=adam["lr"] * world_size,
                                   beta1=adam["beta1"], beta2=adam["beta2"], epsilon=adam["eps"])
-    model = common.Model(run, DenseNet121(), optimizer, loss_fn=nn.BCEWithLogitsLoss(),
+    model = loop.Model(run, DenseNet121(), optimizer, loss_fn=nn.BCEWithLogitsLoss(),
                          label_dtype="float32")
     if world_size > 1:
         # rank 0's parameters (batch-norm statistics included: Paddle parameters) broadcast at
@@ -116,5 +116,5 @@ def slots(model):
     return weights.slots("densenet")
 
 
-train_epoch = common.train_epoch
-predict = common.predict
+train_epoch = loop.train_epoch
+predict = loop.predict

@@ -4,9 +4,9 @@ from paddle import nn
 
 from bench_shared.spec import ResNet50
 
-from . import common, data_format, weights
+from . import data_format, loop, weights
 
-native_layout = common.native_layout
+native_layout = loop.native_layout
 
 
 def conv(cin, cout, kernel, stride=1):
@@ -66,11 +66,11 @@ class ResNet50Features(nn.Layer):
 def build_model(run):
     net = ResNet50Features()
     net.eval()
-    return common.Model(run, net)
+    return loop.Model(run, net)
 
 
 def slots(model):
     return weights.slots("resnet50")
 
 
-predict = common.predict
+predict = loop.predict

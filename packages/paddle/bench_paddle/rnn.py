@@ -6,7 +6,7 @@ from paddle import nn
 
 from bench_shared.spec import RNN
 
-from . import common, weights
+from . import loop, weights
 
 
 def attr(initializer):
@@ -51,12 +51,12 @@ def build_model(run):
     # Paddle's Adam puts epsilon on the bias-corrected denominator, as torch's and SPEC's
     optimizer = functools.partial(paddle.optimizer.Adam, learning_rate=adam["lr"],
                                   beta1=adam["beta1"], beta2=adam["beta2"], epsilon=adam["eps"])
-    return common.Model(run, GRUClassifier(), optimizer)
+    return loop.Model(run, GRUClassifier(), optimizer)
 
 
 def slots(model):
     return weights.slots("rnn")
 
 
-train_epoch = common.train_epoch
-predict = common.predict
+train_epoch = loop.train_epoch
+predict = loop.predict

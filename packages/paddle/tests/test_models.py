@@ -11,7 +11,7 @@ from conftest import make_run
 from paddle.jit.dy2static.program_translator import StaticFunction
 
 import bench_paddle
-from bench_paddle import cnn, common, resnet50, rnn
+from bench_paddle import cnn, loop, resnet50, rnn
 from bench_shared import contract, reference, reference_train, slots, spec, weights
 
 
@@ -49,7 +49,7 @@ def test_gru_is_the_cudnn_form_with_two_bias_vectors_listed_once():
     assert names["bias_ih_l0"].shape == names["bias_hh_l0"].shape == [300]
     assert names["weight_ih_l0"].shape == [300, 125]  # (3 * units, in): slots transpose it
     assert len(net.gru.state_dict()) == 8  # each weight twice, under the cell's name too
-    model = common.Model(make_run("task=rnn"), net)
+    model = loop.Model(make_run("task=rnn"), net)
     assert len(bench_paddle.tensors(model).keys()) == 7  # embedding, the GRU's 4, dense 2
 
 

@@ -36,5 +36,5 @@ slots <- function(model) {
   slot_table("cnn", do.call(c, places))
 }
 
-train_epoch <- keras_train_epoch  # common.R's loops, the same for every task
+train_epoch <- keras_train_epoch  # loop.R's loops, the same for every task
 predict <- keras_predict

@@ -19,4 +19,4 @@ build_model <- function(run) {
 # neutral name -> variable, by Keras' layer names: the Keras row's table
 slots <- function(model) import("bench_keras.resnet50", convert = FALSE)$slots(model)
 
-predict <- keras_predict  # common.R's loop, the same for every task
+predict <- keras_predict  # loop.R's loop, the same for every task

@@ -1,8 +1,8 @@
 # GRU sentiment classifier in R on Keras 3: Embedding, GRU(reset_after = TRUE), Dense in
 # keras.Sequential; compile with Adam, fit, predict.
 RNN <- spec$RNN
-bench_keras_init <- import("bench_keras.init", convert = FALSE)
-optimizers <- import("bench_keras.optimizers", convert = FALSE)
+bench_keras_init <- import("bench_keras_layers.init", convert = FALSE)
+optimizers <- import("bench_keras_layers.optimizers", convert = FALSE)
 
 build_model <- function(run) {
   range <- py_to_r(RNN$embedding_init_range)
@@ -13,7 +13,7 @@ build_model <- function(run) {
     do.call(layers$GRU, c(list(RNN$hidden_units, reset_after = TRUE, name = "gru"),
                           py_to_r(bench_keras_init$gru_initialisers()))),
     layers$Dense(RNN$num_classes, name = "dense", dtype = "float32")), name = "gru_classifier")
-  # SPEC's Adam (bench_keras.optimizers: Keras' epsilon placement made SPEC's)
+  # SPEC's Adam (bench_keras_layers.optimizers: Keras' epsilon placement made SPEC's)
   compile(model, optimizers$adam(py_get_item(py_get_item(run, "task"), "optimizer")))
 }
 
@@ -29,5 +29,5 @@ slots <- function(model) {
     tuple("dense.weight", dense$kernel), tuple("dense.bias", dense$bias)))
 }
 
-train_epoch <- keras_train_epoch  # common.R's loops, the same for every task
+train_epoch <- keras_train_epoch  # loop.R's loops, the same for every task
 predict <- keras_predict

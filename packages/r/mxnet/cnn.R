@@ -36,5 +36,5 @@ slots <- function(model) {
   }), names))
 }
 
-train_epoch <- gluon_train_epoch  # common.R's loops, the same for every task
+train_epoch <- gluon_train_epoch  # loop.R's loops, the same for every task
 predict <- gluon_predict

@@ -21,4 +21,4 @@ build_model <- function(run) {
 # neutral name -> Parameter, found by the zoo's structure: the Gluon row's table
 slots <- function(model) import("bench_mxnet.gluon.resnet50", convert = FALSE)$slots(model)
 
-predict <- gluon_predict  # common.R's loop, the same for every task
+predict <- gluon_predict  # loop.R's loop, the same for every task

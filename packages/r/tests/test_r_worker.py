@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from bench import capabilities
+from bench.run import capabilities
 
 R_DIR = Path(__file__).resolve().parents[1]
 HAS_R = shutil.which("Rscript") is not None
@@ -23,7 +23,8 @@ def test_a_machine_without_rscript_is_told_what_to_install(tmp_path):
                           text=True, timeout=300)
     output = proc.stdout + proc.stderr
     assert proc.returncode != 0, output
-    assert "framework=r_mxnet is written in R: Rscript is not on PATH" in output, output
+    assert ("framework=r_mxnet cannot start: R and reticulate is missing (Rscript is not on PATH)"
+            in output), output
     assert "r-base-core r-cran-reticulate" in output
 
 
@@ -83,6 +84,6 @@ def test_every_r_row_has_its_task_files():
     for framework in ("r_mxnet", "r_keras"):
         declared = capabilities.declared(framework)
         folder = R_DIR / declared["r_models"]
-        assert (folder / "common.R").is_file()
+        assert (folder / "loop.R").is_file()
         for task in declared["capabilities"]["tasks"]:
             assert (folder / f"{task}.R").is_file(), (framework, task)

@@ -6,9 +6,9 @@ import keras
 import numpy as np
 import tensorflow as tf
 
-from bench_keras import POLICIES  # Keras' mixed-precision policies, on every backend
+from bench_keras_layers import POLICIES  # Keras' mixed-precision policies
 from bench_shared import distributed
-from bench_shared.timing import matmul_flops, peak_rate
+from bench_shared.timing import peak_matmul_rate
 
 from . import distribute
 from .weights import tensors  # noqa: F401  the model's native tensors (weight protocol)
@@ -33,6 +33,21 @@ def options():
     return _options
 
 
+def setup(run):
+    _options.clear()
+    _options.update(run["framework"]["options"])
+    settings = configure(run, _options["threads"], _options["interop_threads"])
+    settings.update(xla=bool(_options["xla"]), native_pipeline=bool(_options["native_pipeline"]))
+    return settings
+
+
+def versions():
+    build = tf.sysconfig.get_build_info()
+    return {"tensorflow": tf.__version__, "keras": keras.__version__,
+            "cuda": build.get("cuda_version"), "cudnn": build.get("cudnn_version"),
+            "onednn": os.environ.get("TF_ENABLE_ONEDNN_OPTS", "default (on)")}
+
+
 def sync():
     """Wait for every queued op on this process's devices (eager GPU ops are asynchronous), as
     tf.test.experimental.sync_devices does; but not on the other ranks' devices, which
@@ -43,11 +58,35 @@ def sync():
                 tf.raw_ops.SyncDevice()  # (ops are queued only on GPUs: execution is synchronous)
 
 
-def versions():
-    build = tf.sysconfig.get_build_info()
-    return {"tensorflow": tf.__version__, "keras": keras.__version__,
-            "cuda": build.get("cuda_version"), "cudnn": build.get("cudnn_version"),
-            "onednn": os.environ.get("TF_ENABLE_ONEDNN_OPTS", "default (on)")}
+def count_parameters(model):
+    """Weights in SPEC's convention: batch norm's moving statistics are buffers, not counted
+    (and a frozen feature extractor still has its parameters)."""
+    return int(sum(int(np.prod(v.shape)) for v in model.net.weights if "moving_" not in v.path))
+
+
+def memory_stats():
+    if not _device.startswith("/GPU"):
+        return None
+    info = tf.config.experimental.get_memory_info(_device.lstrip("/"))
+    return {"peak_allocated_bytes": info["peak"]}
+
+
+def peak_flops(precision):
+    """Measured dense matrix-multiply FLOP/s on the device: the utilisation denominator."""
+    dtype = {"fp32": tf.float32, "bf16": tf.bfloat16, "fp16": tf.float16}[precision]
+
+    def make_work(size):
+        with tf.device(_device):
+            a = tf.cast(tf.random.normal((size, size), dtype=tf.float32), dtype)
+        matmul = tf.function(lambda: tf.matmul(a, a))
+
+        def work(n):  # the first call traces
+            with tf.device(_device):
+                for _ in range(n):
+                    out = matmul()
+                out.numpy()
+        return work
+    return peak_matmul_rate(make_work)
 
 
 def configure(run, threads, interop_threads):
@@ -60,7 +99,7 @@ def configure(run, threads, interop_threads):
             raise NotImplementedError("device=gpu is not supported by tensorflow %s here: it "
                                       "sees no GPU (a CPU-only build?)" % tf.__version__)
         _device = "/GPU:%d" % run["device"]["index"]
-        if run.get("devices", 1) > 1:  # one GPU per rank: LOCAL_RANK places after the index
+        if distributed.launch(run) == "processes":  # one GPU per rank, after device.index
             index = run["device"]["index"] + distributed.process(run)["local_rank"]
             tf.config.set_visible_devices(gpus[index], "GPU")
             _device = "/GPU:0"
@@ -84,38 +123,3 @@ def configure(run, threads, interop_threads):
         "layout": "NHWC (transposed once at load time)",
         "distribute": joined,
     }
-
-
-def setup(run):
-    _options.clear()
-    _options.update(run["framework"]["options"])
-    settings = configure(run, _options["threads"], _options["interop_threads"])
-    settings.update(xla=bool(_options["xla"]), native_pipeline=bool(_options["native_pipeline"]))
-    return settings
-
-
-def count_parameters(model):
-    """Weights in SPEC's convention: batch norm's moving statistics are buffers, not counted
-    (and a frozen feature extractor still has its parameters)."""
-    return int(sum(int(np.prod(v.shape)) for v in model.net.weights if "moving_" not in v.path))
-
-
-def memory_stats():
-    if not _device.startswith("/GPU"):
-        return None
-    info = tf.config.experimental.get_memory_info(_device.lstrip("/"))
-    return {"peak_allocated_bytes": info["peak"]}
-
-
-def peak_flops(precision, size=2048):
-    """Measured dense matrix-multiply FLOP/s on the device: the utilisation denominator."""
-    dtype = {"fp32": tf.float32, "bf16": tf.bfloat16, "fp16": tf.float16}[precision]
-    with tf.device(_device):
-        a = tf.cast(tf.random.normal((size, size), dtype=tf.float32), dtype)
-        matmul = tf.function(lambda: tf.matmul(a, a))
-
-        def work(n):  # the first call traces: peak_rate's warm-up
-            for _ in range(n):
-                out = matmul()
-            out.numpy()
-        return peak_rate(work, matmul_flops(size))

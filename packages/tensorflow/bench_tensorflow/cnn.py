@@ -6,9 +6,9 @@ from keras import layers
 
 from bench_shared.spec import CNN
 
-from . import common, weights
+from . import loop, weights
 
-native_layout = common.native_layout
+native_layout = loop.native_layout
 
 
 class VGGNet(keras.Model):
@@ -46,7 +46,7 @@ def build_model(run):
         optimizer = keras.mixed_precision.LossScaleOptimizer(optimizer)
     c, h, w = CNN.input_shape
     net = VGGNet(dropout=run["task"]["dropout"])
-    return common.Model(run, net, (h, w, c), optimizer=optimizer)
+    return loop.Model(run, net, (h, w, c), optimizer=optimizer)
 
 
 def slots(model):
@@ -60,5 +60,5 @@ def slots(model):
     return weights.slots("cnn", places)
 
 
-train_epoch = common.train_epoch
-predict = common.predict
+train_epoch = loop.train_epoch
+predict = loop.predict

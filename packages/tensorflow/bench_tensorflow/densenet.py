@@ -1,5 +1,5 @@
 """DenseNet-121 trained data-parallel the TensorFlow 2 way: explicit Keras layers (NHWC), the
-custom training loop of bench_tensorflow.common under the run's tf.distribute strategy --
+custom training loop of bench_tensorflow.loop under the run's tf.distribute strategy --
 MultiWorkerMirroredStrategy across the run's processes (bench_tensorflow.distribute):
 variables made in its scope, each replica's step in strategy.run, gradients all-reduced by
 apply_gradients -- the binary cross-entropy averaged over the global batch with
@@ -10,7 +10,7 @@ from keras import layers
 
 from bench_shared.spec import DenseNet121 as D
 
-from . import common, strategy, weights
+from . import loop, strategy, weights
 
 
 def conv(filters, kernel):
@@ -106,14 +106,14 @@ def loss(labels, logits):
 def build_model(run):
     devices = run.get("devices", 1)
     adam = run["task"]["optimizer"]
-    with strategy().scope():  # Adam's variables mirrored too (the model's: common.Model)
+    with strategy().scope():  # Adam's variables mirrored too (the model's: loop.Model)
         # SPEC: Adam at 1e-4 per device, the learning rate scaled linearly with the global batch
         optimizer = keras.optimizers.Adam(adam["lr"] * devices, beta_1=adam["beta1"],
                                           beta_2=adam["beta2"], epsilon=adam["eps"])
         if run["precision"] == "fp16":
             optimizer = keras.mixed_precision.LossScaleOptimizer(optimizer)
     size = run["task"]["image_size"]
-    return common.Model(run, DenseNet121(), (D.input_shape[0], size, size), optimizer=optimizer,
+    return loop.Model(run, DenseNet121(), (D.input_shape[0], size, size), optimizer=optimizer,
                         loss_fn=loss)
 
 
@@ -136,5 +136,5 @@ def slots(model):
     return weights.slots("densenet", places)
 
 
-train_epoch = common.train_epoch
-predict = common.predict
+train_epoch = loop.train_epoch
+predict = loop.predict

@@ -7,9 +7,9 @@ from keras import layers
 
 from bench_shared.spec import ResNet50
 
-from . import common, weights
+from . import loop, weights
 
-native_layout = common.native_layout
+native_layout = loop.native_layout
 
 
 def conv(filters, kernel, stride=1):
@@ -71,7 +71,7 @@ class ResNet50Features(keras.Model):
 
 def build_model(run):
     c, h, w = ResNet50.input_shape
-    model = common.Model(run, ResNet50Features(), (h, w, c))
+    model = loop.Model(run, ResNet50Features(), (h, w, c))
     model.net.trainable = False  # feature extraction: no gradients
     return model
 
@@ -96,4 +96,4 @@ def slots(model):
     return weights.slots("resnet50", places)
 
 
-predict = common.predict
+predict = loop.predict

@@ -3,10 +3,10 @@ cuDNN-compatible form, fused on GPU) + Dense, trained by a tf.function step with
 import keras
 from keras import layers
 
-from bench_keras import init, optimizers
+from bench_keras_layers import init, optimizers
 from bench_shared.spec import RNN
 
-from . import common, weights
+from . import loop, weights
 
 
 class GRUClassifier(keras.Model):
@@ -16,7 +16,7 @@ class GRUClassifier(keras.Model):
             RNN.vocab_size, RNN.embedding_dim,
             embeddings_initializer=keras.initializers.RandomUniform(
                 -RNN.embedding_init_range, RNN.embedding_init_range))
-        # SPEC's initialisers per gate (bench_keras.init: Keras' defaults span all three gates)
+        # SPEC's initialisers per gate (bench_keras_layers.init: Keras' span all three gates)
         self.gru = layers.GRU(RNN.hidden_units, reset_after=True,  # last time step only
                               **init.gru_initialisers())
         self.dense = layers.Dense(RNN.num_classes)
@@ -29,7 +29,7 @@ def build_model(run):
     optimizer = optimizers.adam(run["task"]["optimizer"])  # the Embedding's slices summed
     if run["precision"] == "fp16":
         optimizer = keras.mixed_precision.LossScaleOptimizer(optimizer)
-    return common.Model(run, GRUClassifier(), (RNN.seq_len,), "int32", optimizer)
+    return loop.Model(run, GRUClassifier(), (RNN.seq_len,), "int32", optimizer)
 
 
 def slots(model):
@@ -46,5 +46,5 @@ def slots(model):
     ])
 
 
-train_epoch = common.train_epoch
-predict = common.predict
+train_epoch = loop.train_epoch
+predict = loop.predict

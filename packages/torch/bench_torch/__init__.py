@@ -18,20 +18,6 @@ def device():
     return _device
 
 
-def sync():
-    if _device.type == "cuda":
-        torch.cuda.synchronize(_device)
-
-
-def versions():
-    return {
-        "torch": torch.__version__,
-        "cuda": torch.version.cuda,
-        "cudnn": torch.backends.cudnn.version() if torch.backends.cudnn.is_available() else None,
-        "mkldnn": torch.backends.mkldnn.is_available(),
-    }
-
-
 def setup(run):
     """Choose the device, set threads and kernel switches; return what was applied."""
     global _device
@@ -72,6 +58,62 @@ def setup(run):
     return settings
 
 
+def versions():
+    return {
+        "torch": torch.__version__,
+        "cuda": torch.version.cuda,
+        "cudnn": torch.backends.cudnn.version() if torch.backends.cudnn.is_available() else None,
+        "mkldnn": torch.backends.mkldnn.is_available(),
+    }
+
+
+def sync():
+    if _device.type == "cuda":
+        torch.cuda.synchronize(_device)
+
+
+def count_parameters(model):
+    return sum(p.numel() for p in model.net.parameters())
+
+
+def memory_stats():
+    if _device.type != "cuda":
+        return None
+    return {"peak_allocated_bytes": torch.cuda.max_memory_allocated(_device),
+            "peak_reserved_bytes": torch.cuda.max_memory_reserved(_device)}
+
+
+def peak_flops(precision):
+    """Measured dense matrix-multiply throughput on the device (FLOP/s): the denominator of
+    the utilisation figure. Run after the benchmark, untimed. The faster of torch's two GEMM
+    paths: `a @ b` (BLAS: MKL, which takes its AVX2 path on AMD CPUs) and the same product as
+    a channels-last 1x1 convolution (oneDNN, the library the CNNs' convolutions run in; ~1.3x
+    faster in fp32 on an AMD EPYC, where ResNet-50 measured above the matmul figure)."""
+    from bench_shared.timing import peak_matmul_rate
+
+    dtype = AUTOCAST_DTYPES[precision] or torch.float32
+
+    def products(convolution):
+        def make_work(size):
+            a = torch.randn(size, size, device=_device, dtype=dtype)
+            b = torch.randn(size, size, device=_device, dtype=dtype)
+            pixels = a.t().reshape(1, size, 32, size // 32).contiguous(
+                memory_format=torch.channels_last)
+            kernel = b.t().reshape(size, size, 1, 1)
+            op = (lambda: torch.nn.functional.conv2d(pixels, kernel)) if convolution else \
+                (lambda: a @ b)
+
+            def work(n):
+                with torch.no_grad():
+                    for _ in range(n):
+                        op()
+                sync()
+            return work
+        return peak_matmul_rate(make_work)
+
+    return max(products(False), products(True))
+
+
 def join_process_group(run):
     """devices=N: join the run's N processes into one process group, from the variables the
     orchestrator set as torchrun does (init_method env://); gloo on a CPU, NCCL on GPUs.
@@ -84,40 +126,3 @@ def join_process_group(run):
         dist.init_process_group(backend, init_method="env://", rank=proc["rank"],
                                 world_size=proc["world_size"])
     return {"backend": backend, "rank": dist.get_rank(), "world_size": dist.get_world_size()}
-
-
-def count_parameters(model):
-    return sum(p.numel() for p in model.net.parameters())
-
-
-def peak_flops(precision, size=2048):
-    """Measured dense matrix-multiply throughput on the device (FLOP/s): the denominator of
-    the utilisation figure. Run after the benchmark, untimed. The faster of torch's two GEMM
-    paths: `a @ b` (BLAS: MKL, which takes its AVX2 path on AMD CPUs) and the same product as
-    a channels-last 1x1 convolution (oneDNN, the library the CNNs' convolutions run in; ~1.3x
-    faster in fp32 on an AMD EPYC, where ResNet-50 measured above the matmul figure)."""
-    from bench_shared.timing import matmul_flops, peak_rate
-
-    dtype = AUTOCAST_DTYPES[precision] or torch.float32
-    a = torch.randn(size, size, device=_device, dtype=dtype)
-    b = torch.randn(size, size, device=_device, dtype=dtype)
-    pixels = a.t().reshape(1, size, 32, size // 32).contiguous(memory_format=torch.channels_last)
-    kernel = b.t().reshape(size, size, 1, 1)
-
-    def products(op):
-        def work(n):
-            with torch.no_grad():
-                for _ in range(n):
-                    op()
-            sync()
-        return peak_rate(work, matmul_flops(size))
-
-    return max(products(lambda: a @ b),
-               products(lambda: torch.nn.functional.conv2d(pixels, kernel)))
-
-
-def memory_stats():
-    if _device.type != "cuda":
-        return None
-    return {"peak_allocated_bytes": torch.cuda.max_memory_allocated(_device),
-            "peak_reserved_bytes": torch.cuda.max_memory_reserved(_device)}

@@ -6,7 +6,7 @@ from torch import nn, optim
 
 from bench_shared.spec import CNN
 
-from . import common, weights
+from . import loop, weights
 
 
 def build_model(run):
@@ -33,12 +33,12 @@ def build_model(run):
             nn.init.zeros_(layer.bias)
     sgd = run["task"]["optimizer"]
     optimizer = functools.partial(optim.SGD, lr=sgd["lr"], momentum=sgd["momentum"])
-    return common.Model(run, net, optimizer, image_input=True)
+    return loop.Model(run, net, optimizer, image_input=True)
 
 
 def slots(model):
     return weights.slots("cnn")
 
 
-train_epoch = common.train_epoch
-predict = common.predict
+train_epoch = loop.train_epoch
+predict = loop.predict

@@ -11,7 +11,7 @@ from torch.nn.parallel import DistributedDataParallel
 
 from bench_shared.spec import DenseNet121 as D
 
-from . import common, weights
+from . import loop, weights
 
 
 def conv(cin, cout, kernel, stride=1):
@@ -97,7 +97,7 @@ def build_model(run):
                                   betas=(adam["beta1"], adam["beta2"]), eps=adam["eps"])
     with torch.no_grad():
         net = DenseNet121()
-    model = common.Model(run, net, optimizer, image_input=True,
+    model = loop.Model(run, net, optimizer, image_input=True,
                          loss_fn=nn.BCEWithLogitsLoss(), label_dtype=torch.float32)
     if world_size > 1:
         # gradients all-reduced in buckets during backward; rank 0's weights and batch-norm
@@ -116,5 +116,5 @@ def slots(model):
     return weights.slots("densenet")
 
 
-train_epoch = common.train_epoch
-predict = common.predict
+train_epoch = loop.train_epoch
+predict = loop.predict

@@ -5,7 +5,7 @@ from torch import nn
 
 from bench_shared.spec import ResNet50
 
-from . import common, weights
+from . import loop, weights
 
 
 def conv(cin, cout, kernel, stride=1):
@@ -65,11 +65,11 @@ class ResNet50Features(nn.Module):
 def build_model(run):
     net = ResNet50Features().eval()
     net.requires_grad_(False)
-    return common.Model(run, net, image_input=True)
+    return loop.Model(run, net, image_input=True)
 
 
 def slots(model):
     return weights.slots("resnet50")
 
 
-predict = common.predict
+predict = loop.predict

@@ -6,7 +6,7 @@ from torch import nn, optim
 
 from bench_shared.spec import RNN
 
-from . import common, weights
+from . import loop, weights
 
 
 class GRUClassifier(nn.Module):
@@ -39,12 +39,12 @@ def build_model(run):
                                   eps=adam["eps"])
     with torch.no_grad():
         net = GRUClassifier()
-    return common.Model(run, net, optimizer)
+    return loop.Model(run, net, optimizer)
 
 
 def slots(model):
     return weights.slots("rnn")
 
 
-train_epoch = common.train_epoch
-predict = common.predict
+train_epoch = loop.train_epoch
+predict = loop.predict

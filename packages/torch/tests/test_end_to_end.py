@@ -4,8 +4,10 @@ counts are the shared end-to-end suite's (packages/bench/tests_frameworks)."""
 
 
 def test_bf16_runs_on_cpu_and_records_the_switches(run_bench):
+    # a CPU without AVX-512 emulates bf16, thousands of times slower: a few steps only
     code, output, result = run_bench("framework=torch", "task=rnn", "preset=smoke",
-                                     "precision=bf16", "preset.epochs=1")
+                                     "precision=bf16", "preset.epochs=1",
+                                     "preset.train_examples=256", "preset.test_examples=128")
     assert code == 0, output
     assert result["config"]["precision"]["name"] == "bf16"
     settings = result["framework"]["settings"]

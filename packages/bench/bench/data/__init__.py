@@ -53,8 +53,10 @@ def prepare(task, data, preset):
         raise DataError(f"data={data.name}: unknown dataset source; known: {', '.join(SOURCES)}")
     if task.kind != "train":
         return _images(task, data, preset)
+    # ChestX-ray14's images are stored at the side the task's crop comes from, in proportion
+    side = synthetic.stored_size(task.image_size) if task.dataset == "chestxray14" else None
     if data.name == "real":
-        entry, manifest = real.prepare(task.name, task.dataset, data)
+        entry, manifest = real.prepare(task.name, task.dataset, data, side=side)
         available = (manifest["arrays"]["train_x"]["shape"][0],
                      manifest["arrays"]["test_x"]["shape"][0])
         num_train, num_test = example_counts(task, preset, available)
@@ -62,8 +64,7 @@ def prepare(task, data, preset):
                        source=manifest.get("source"))
     num_train, num_test = example_counts(task, preset)
     name = f"{task.dataset}-{synthetic.VERSION}-seed{data.seed}-{num_train}-{num_test}"
-    if task.dataset == "chestxray14":  # stored at the side the crop comes from
-        side = synthetic.stored_size(task.image_size)
+    if side:
         name += f"-{side}px"
 
         def generator(num_train, num_test, seed):

@@ -9,17 +9,23 @@ stat per file (hashing CIFAR-10's 600 MB on every run would take seconds): a cha
 the file was altered; a changed mtime alone (e.g. a copy without `cp -p`) triggers a re-hash of
 that file, which is accepted and re-stamped if its SHA-256 still matches. `verify=True`
 (`prepare --verify`) re-hashes every file. An altered entry is removed and prepared again.
+
+A preparation writes into a temporary directory beside the entry that names its owner,
+`<entry>.tmp-<host>-<pid>-<random>`, and renames it to the entry once complete. One killed
+outright (SIGKILL: the OOM killer, Slurm after its grace period) cannot remove its temporary;
+the next preparation of the entry on the same host removes those whose process no longer runs
+(another host's are left alone: whether their owner runs cannot be told from here).
 """
 import contextlib
-import fcntl
+import glob
 import hashlib
 import json
 import os
+import re
 import shutil
 import socket
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import numpy as np
@@ -27,16 +33,17 @@ import numpy as np
 from bench_shared import reference_cache
 
 from ..errors import DataError
+from . import files
 
 MANIFEST = "manifest.json"
 CHUNK = 1 << 20
 
 
 def cache_root(configured=None) -> Path:
-    """data.cache_dir, else the project's cache directory (the workers' reference cache's)."""
-    if configured:
-        return Path(configured).expanduser()
-    return Path(reference_cache.cache_root())
+    """data.cache_dir, else the project's cache directory (the workers' reference cache's),
+    absolute: a relative one is taken from the directory the command started in, since the
+    workers start in their own run directories and get the arrays' paths from it."""
+    return Path(configured or reference_cache.cache_root()).expanduser().absolute()
 
 
 def say(message):
@@ -45,75 +52,15 @@ def say(message):
 
 
 LOCK_TIMEOUT_S = 3600.0  # data.lock_timeout_s: how long a run waits for another's preparation
-POLL_S = 0.2
 
 
-class LockTimeout(DataError):
-    """Another process held a cache lock for longer than the run waits."""
-
-
-def _holder(handle):
-    handle.seek(0)
-    return handle.read().strip() or "another process"
-
-
-@contextlib.contextmanager
 def locked(path: Path, timeout_s=LOCK_TIMEOUT_S):
-    """An exclusive lock on path (flock on path.lock: works across processes and, on Linux,
-    across NFS clients). A waiter says who holds it and gives up after timeout_s. The holder
-    removes the lock file when it is done; a waiter that then holds a lock on a removed file
-    opens the new one, so no two processes ever both hold the lock."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    lock = Path(str(path) + ".lock")
-    deadline = time.monotonic() + timeout_s
-    said = False
-    while True:
-        handle = open(lock, "a+")
-        try:
-            while True:
-                try:
-                    fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                    break
-                except BlockingIOError:
-                    if not said:
-                        say(f"waiting for {lock}, held by {_holder(handle)} (preparing the "
-                            f"same data; data.lock_timeout_s={timeout_s:g})")
-                        said = True
-                    if time.monotonic() > deadline:
-                        raise LockTimeout(
-                            f"{lock} is still held by {_holder(handle)} after {timeout_s:g} s "
-                            f"(data.lock_timeout_s); if that process no longer runs, delete "
-                            f"the file") from None
-                    time.sleep(POLL_S)
-            try:
-                current = os.stat(lock).st_ino == os.fstat(handle.fileno()).st_ino
-            except FileNotFoundError:
-                current = False
-        except BaseException:
-            handle.close()
-            raise
-        if current:
-            break
-        handle.close()  # locked a file its holder had removed: take the new one
-    try:
-        handle.seek(0)
-        handle.truncate()
-        handle.write(f"pid {os.getpid()} on {socket.gethostname()} since "
-                     f"{time.strftime('%Y-%m-%d %H:%M:%S')}\n")
-        handle.flush()
-        yield
-    finally:
-        with contextlib.suppress(OSError):
-            lock.unlink()
-        fcntl.flock(handle, fcntl.LOCK_UN)
-        handle.close()
-
-
-def umask_mode(mode=0o777):
-    """mode as a new file or directory gets it under the process's umask."""
-    umask = os.umask(0)
-    os.umask(umask)
-    return mode & ~umask
+    """The lock of a cache entry or download (bench.data.files.locked) as a preparation
+    waits for it: saying who holds it, giving up after data.lock_timeout_s."""
+    return files.locked(path, timeout_s,
+                        waiting=f"(preparing the same data; data.lock_timeout_s={timeout_s:g})",
+                        hint="data.lock_timeout_s sets how long a run waits; if that process "
+                             "no longer runs, delete the lock file")
 
 
 def digests(path: Path, algorithms=("sha256",)):
@@ -136,9 +83,7 @@ def read_manifest(entry: Path):
 
 
 def _write_manifest(directory: Path, manifest):
-    tmp = directory / (MANIFEST + ".tmp")
-    tmp.write_text(json.dumps(manifest, indent=1))
-    os.replace(tmp, directory / MANIFEST)
+    files.write_json(directory / MANIFEST, manifest)
 
 
 def check(entry: Path, manifest, rehash=False):
@@ -172,6 +117,87 @@ def check(entry: Path, manifest, rehash=False):
     return problems
 
 
+def _host():
+    """This host's name as a temporary directory's name holds it."""
+    return re.sub(r"[^\w.-]", "_", socket.gethostname())
+
+
+def _temporary_owner(entry: Path, path: Path):
+    """(host, pid) of the preparation that made path, a temporary directory of entry, or None
+    when path is not one."""
+    match = re.fullmatch(re.escape(entry.name) + r"\.tmp-(.+)-(\d+)-[^-]+", path.name)
+    return (match.group(1), int(match.group(2))) if match else None
+
+
+def _runs(pid):
+    """Whether process pid exists on this host."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process
+        return True
+    return True
+
+
+def _remove_stale_temporaries(entry: Path):
+    """Remove entry's temporary directories whose preparation, on this host, no longer runs
+    (killed before it could remove them); called under the entry's lock."""
+    host = _host()
+    for path in entry.parent.glob(glob.escape(entry.name) + ".tmp-*"):
+        owner = _temporary_owner(entry, path)
+        if owner and owner[0] == host and not _runs(owner[1]) and path.is_dir():
+            say(f"removing {path}: left by a preparation (pid {owner[1]}) that no longer runs")
+            shutil.rmtree(path, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def _no_space_is_one_line(entry: Path):
+    """A full file system under the cache (ENOSPC, a quota, numpy's short write of an array)
+    as one DataError naming where, instead of numpy's byte counts."""
+    try:
+        yield
+    except (OSError, ValueError) as exc:
+        if not files.no_space(exc):
+            raise
+        raise DataError(f"no space left on {entry.parent} to prepare {entry.name}; free "
+                        f"space there, or set data.cache_dir (or BENCH_CACHE_DIR) to a file "
+                        f"system with room") from None
+
+
+def _build(entry: Path, build, description, meta, in_place):
+    """Run build into a temporary directory of entry's, write the manifest last, rename the
+    directory to entry and return the manifest; the temporary is removed whatever happens."""
+    tmp = Path(tempfile.mkdtemp(prefix=f"{entry.name}.tmp-{_host()}-{os.getpid()}-",
+                                dir=entry.parent))
+    # mkdtemp makes it 0700: a shared cache (cluster users) must be readable by others
+    os.chmod(tmp, files.umask_mode())
+    try:
+        arrays = build(tmp) if in_place else build()
+        records = {}
+        for name, array in arrays.items():
+            path = tmp / f"{name}.npy"
+            if (isinstance(array, np.memmap)
+                    and os.path.realpath(array.filename) == os.path.realpath(path)):
+                array.flush()  # build wrote this file itself
+            else:
+                np.save(path, array)
+            stat = path.stat()
+            records[path.name] = {"size": stat.st_size, "mtime_ns": stat.st_mtime_ns,
+                                  **digests(path)}
+        manifest = {"description": description,
+                    "arrays": {name: {"shape": list(a.shape), "dtype": str(a.dtype)}
+                               for name, a in arrays.items()},
+                    "files": records, **(meta or {})}
+        _write_manifest(tmp, manifest)
+        if entry.exists():  # a stale entry without manifest: replace it
+            shutil.rmtree(entry)
+        os.replace(tmp, entry)  # a rename keeps the files' mtimes
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return manifest
+
+
 def prepared(entry: Path, build, description, meta=None, verify=False,
              lock_timeout_s=LOCK_TIMEOUT_S, in_place=False):
     """Return entry's manifest, running build() -> {name: array} first if the entry is missing
@@ -184,7 +210,7 @@ def prepared(entry: Path, build, description, meta=None, verify=False,
     manifest = read_manifest(entry)
     if manifest is not None and not check(entry, manifest, verify):
         return manifest
-    with locked(entry, lock_timeout_s):
+    with _no_space_is_one_line(entry), locked(entry, lock_timeout_s):
         manifest = read_manifest(entry)  # another process may have finished meanwhile
         if manifest is not None:
             problems = check(entry, manifest, verify)
@@ -193,30 +219,5 @@ def prepared(entry: Path, build, description, meta=None, verify=False,
             say(f"cache entry {entry} was altered after it was prepared "
                 f"({'; '.join(problems)}): removing it and preparing it again")
             shutil.rmtree(entry)
-        tmp = Path(tempfile.mkdtemp(prefix=entry.name + ".", dir=entry.parent))
-        # mkdtemp makes it 0700: a shared cache (cluster users) must be readable by others
-        os.chmod(tmp, umask_mode())
-        try:
-            arrays = build(tmp) if in_place else build()
-            files = {}
-            for name, array in arrays.items():
-                path = tmp / f"{name}.npy"
-                if (isinstance(array, np.memmap)
-                        and os.path.realpath(array.filename) == os.path.realpath(path)):
-                    array.flush()  # build wrote this file itself
-                else:
-                    np.save(path, array)
-                stat = path.stat()
-                files[path.name] = {"size": stat.st_size, "mtime_ns": stat.st_mtime_ns,
-                                    **digests(path)}
-            manifest = {"description": description,
-                        "arrays": {name: {"shape": list(a.shape), "dtype": str(a.dtype)}
-                                   for name, a in arrays.items()},
-                        "files": files, **(meta or {})}
-            _write_manifest(tmp, manifest)
-            if entry.exists():  # a stale entry without manifest: replace it
-                shutil.rmtree(entry)
-            os.replace(tmp, entry)  # a rename keeps the files' mtimes
-        finally:
-            shutil.rmtree(tmp, ignore_errors=True)
-    return manifest
+        _remove_stale_temporaries(entry)
+        return _build(entry, build, description, meta, in_place)

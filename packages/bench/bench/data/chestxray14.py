@@ -75,13 +75,28 @@ def fingerprint(directory, size, preparation) -> str:
     return digest.hexdigest()
 
 
+def _rows(text, path: Path):
+    """The CSV's rows; one the csv module cannot read (a field over its 131,072-character
+    limit, as an unclosed quote makes of the rest of a file; a NUL byte) is a DataError."""
+    reader = csv.reader(io.StringIO(text, newline=""))
+    while True:
+        try:
+            row = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as exc:
+            raise DataError(f"{path} is not NIH's {CSV_NAME}: line {reader.line_num}: "
+                            f"{exc}") from None
+        yield row
+
+
 def read_entries(csv_bytes, path: Path):
     """[(image name, patient ID, multi-hot row)] in the CSV's order (csv_bytes: path's)."""
     try:
         text = csv_bytes.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise DataError(f"{path} is not NIH's {CSV_NAME}: not text ({exc})") from None
-    rows = csv.reader(io.StringIO(text, newline=""))
+    rows = _rows(text, path)
     header = [name.strip() for name in next(rows, [])]
     missing = [name for name in COLUMNS if name not in header]
     if missing:
@@ -181,12 +196,15 @@ def find_images(directory: Path, names, path):
 def load_image(file, size):
     """One image as 8-bit grayscale, resized to size x size (bilinear): uint8 (size, size)."""
     try:
-        with Image.open(file) as image:
+        with Image.open(file) as image:  # Pillow refuses images over its pixel limit
             if image.mode not in MODES:
                 raise DataError(f"{file}: a {image.mode} image; ChestX-ray14's are 8-bit "
                                 f"({', '.join(MODES)})")
             gray = image if image.mode == "L" else image.convert("L")
             small = gray.resize((size, size), Image.Resampling.BILINEAR)
+    except Image.DecompressionBombError as exc:
+        raise DataError(f"{file} is not one of ChestX-ray14's images (1024 x 1024): {exc}") \
+            from None
     except (OSError, SyntaxError, ValueError) as exc:  # unreadable, cut or not an image
         raise DataError(f"{file} is not a readable image ({type(exc).__name__}: {exc})") \
             from None

@@ -15,8 +15,8 @@ import urllib.error
 import urllib.request
 
 from .. import __version__
+from ..console import ProgressView
 from ..errors import DataError
-from ..progress import ProgressView
 from . import cache
 
 RETRY_WAIT_S = 1.0  # times the attempt number: a short back-off before resuming

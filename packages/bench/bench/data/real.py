@@ -9,7 +9,9 @@ Cache layout under the cache root (data.cache_dir, $BENCH_CACHE_DIR, ~/.cache/ro
 Both are named by the archive's configured checksum: a prepared entry is found without the
 network, and another archive (another release, a test's) never shares a cached file.
 ChestX-ray14 has no archive: real/chestxray14-<version>-<size>-<hash>/ is named by the SHA-256
-of the user's Data_Entry_2017.csv, the image size and the version.
+of the user's Data_Entry_2017.csv, the stored image size and the version: SPEC's 264 for the
+224 crop, in proportion for a smaller task.image_size (bench.data.synthetic.stored_size), so
+entries of different sizes never share a directory.
 """
 from pathlib import Path
 
@@ -47,8 +49,9 @@ def _advice(task_name, dataset, source):
             f"(or copy that cache directory here); mirrors go in data.{dataset}.urls.")
 
 
-def _chestxray14(data):
-    """ChestX-ray14 from data.chestxray14.directory: no archive, no checksum, no download."""
+def _chestxray14(data, size):
+    """ChestX-ray14 from data.chestxray14.directory, its images stored at size x size: no
+    archive, no checksum, no download."""
     directory = data.chestxray14.directory
     if not directory:
         raise DataError(f"ChestX-ray14 is never downloaded automatically (45 GB): "
@@ -57,7 +60,6 @@ def _chestxray14(data):
     if data.archive:
         raise DataError(f"data.archive={data.archive}: ChestX-ray14 is a directory, not an "
                         f"archive; pass data.chestxray14.directory=/path/to/it")
-    size = chestxray14.SIZE
     digest = chestxray14.fingerprint(directory, size, PREPARATION)
     entry = (cache.cache_root(data.cache_dir) / "real" /
              f"chestxray14-{PREPARATION}-{size}-{digest[:16]}")
@@ -65,11 +67,12 @@ def _chestxray14(data):
                                       lock_timeout_s=data.lock_timeout_s)
 
 
-def prepare(task_name, dataset, data):
+def prepare(task_name, dataset, data, side=None):
     """(entry directory, manifest) of the prepared arrays of dataset ("cifar10", "imdb" or
-    "chestxray14")."""
+    "chestxray14"); side: the side ChestX-ray14's images are stored at (SPEC's 264 by
+    default)."""
     if dataset in DIRECTORIES:
-        return _chestxray14(data)
+        return _chestxray14(data, side or chestxray14.SIZE)
     if dataset not in READERS:
         raise DataError(f"data=real has no dataset {dataset!r}; known: "
                         f"{', '.join((*READERS, *DIRECTORIES))}")

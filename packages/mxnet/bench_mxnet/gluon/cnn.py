@@ -4,7 +4,7 @@ import collections
 from mxnet.gluon import nn
 
 from bench_mxnet import init, weights
-from bench_mxnet.gluon import common
+from bench_mxnet.gluon import loop
 from bench_shared import weights as neutral
 from bench_shared.spec import CNN
 
@@ -31,7 +31,7 @@ def build_model(run):
             nn.Dense(CNN.num_classes, in_units=CNN.dense_units,
                      weight_initializer=init.GLOROT_UNIFORM, prefix="dense2_"))
     sgd = run["task"]["optimizer"]
-    return common.Model(net, CNN.input_shape, "sgd",
+    return loop.Model(net, CNN.input_shape, "sgd",
                         {"learning_rate": sgd["lr"], "momentum": sgd["momentum"]})
 
 
@@ -41,5 +41,5 @@ def slots(model):
                                    for name in neutral.layout("cnn"))
 
 
-train_epoch = common.train_epoch
-predict = common.predict
+train_epoch = loop.train_epoch
+predict = loop.predict

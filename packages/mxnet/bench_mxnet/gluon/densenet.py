@@ -3,14 +3,14 @@ SigmoidBinaryCrossEntropyLoss over the 14 labels (from logits), Adam with the le
 scaled by the device count, and multi-context training: the parameters live on every context
 of the run (mx.cpu(0..N-1), mx.gpu(0..N-1)), each global batch is cut by
 gluon.utils.split_and_load, and the Trainer's kvstore sums the gradients (bench_mxnet.gluon
-.common). Written by hand: the model zoo's densenet121 ends in a fixed 7 x 7 average pool, which
+.loop). Written by hand: the model zoo's densenet121 ends in a fixed 7 x 7 average pool, which
 only a 224 x 224 input fits (the tests use smaller sides)."""
 import collections
 
 from mxnet.gluon import loss, nn
 
 from bench_mxnet import init, runtime, weights
-from bench_mxnet.gluon import common
+from bench_mxnet.gluon import loop
 from bench_shared import weights as neutral
 from bench_shared.spec import DenseNet121 as D
 
@@ -112,7 +112,7 @@ def build_model(run):
     adam = run["task"]["optimizer"]
     side = run["task"]["image_size"]
     # SPEC: Adam at 1e-4 per device, the learning rate scaled linearly with the global batch
-    return common.Model(DenseNet121(), (D.input_shape[0], side, side), "adam",
+    return loop.Model(DenseNet121(), (D.input_shape[0], side, side), "adam",
                         {"learning_rate": adam["lr"] * devices, "beta1": adam["beta1"],
                          "beta2": adam["beta2"], "epsilon": adam["eps"]},
                         loss_fn=loss.SigmoidBinaryCrossEntropyLoss(from_sigmoid=False),
@@ -131,5 +131,5 @@ def slots(model):
                                    for name in neutral.layout("densenet"))
 
 
-train_epoch = common.train_epoch
-predict = common.predict
+train_epoch = loop.train_epoch
+predict = loop.predict

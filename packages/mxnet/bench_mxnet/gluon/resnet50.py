@@ -6,7 +6,7 @@ from mxnet.gluon import nn
 from mxnet.gluon.model_zoo import vision
 
 from bench_mxnet import weights
-from bench_mxnet.gluon import common
+from bench_mxnet.gluon import loop
 from bench_shared.spec import ResNet50
 
 BODY = {"conv1": 0, "bn1": 1, "conv2": 3, "bn2": 4, "conv3": 6, "bn3": 7}  # BottleneckV1.body
@@ -22,7 +22,7 @@ def build_model(run):
     # the first 1x1 convolution, i.e. v1), global average pool -> (N, 2048, 1, 1)
     net = vision.resnet50_v1(pretrained=False).features
     net.add(nn.Flatten())  # -> (N, 2048)
-    model = common.Model(net, ResNet50.input_shape)
+    model = loop.Model(net, ResNet50.input_shape)
     # The zoo's bottleneck 1x1 convolutions carry biases that SPEC's ResNet-50 has not: zero
     # from here on (inference only), not counted, not among the tensors neutral weights fill
     excluded = [p for stage in stages(net) for block in stage for i in (0, 6)
@@ -56,4 +56,4 @@ def slots(model):
     return table
 
 
-predict = common.predict
+predict = loop.predict

@@ -5,7 +5,7 @@ import collections
 from mxnet.gluon import nn, rnn
 
 from bench_mxnet import init, weights
-from bench_mxnet.gluon import common
+from bench_mxnet.gluon import loop
 from bench_shared.spec import RNN
 
 
@@ -31,7 +31,7 @@ class GRUClassifier(nn.HybridBlock):
 
 def build_model(run):
     adam = run["task"]["optimizer"]
-    return common.Model(GRUClassifier(), (RNN.seq_len,), "adam",
+    return loop.Model(GRUClassifier(), (RNN.seq_len,), "adam",
                         {"learning_rate": adam["lr"], "beta1": adam["beta1"],
                          "beta2": adam["beta2"], "epsilon": adam["eps"]})
 
@@ -52,5 +52,5 @@ def slots(model):
                                    for name, parameter in parameters)
 
 
-train_epoch = common.train_epoch
-predict = common.predict
+train_epoch = loop.train_epoch
+predict = loop.predict

@@ -2,7 +2,7 @@
 import mxnet as mx
 
 from bench_mxnet import init, weights
-from bench_mxnet.module import common
+from bench_mxnet.module import loop
 from bench_shared.spec import CNN
 
 
@@ -30,7 +30,7 @@ def build_model(run):
     x = mx.sym.Dropout(x, p=d3) if d3 else x
     logits = mx.sym.FullyConnected(x, num_hidden=CNN.num_classes, name="dense2")
     sgd = run["task"]["optimizer"]
-    return common.Model(common.classifier(logits), CNN.input_shape, run["task"]["batch_size"],
+    return loop.Model(loop.classifier(logits), CNN.input_shape, run["task"]["batch_size"],
                         init.GLOROT_UNIFORM,  # weights; biases zero (Xavier's bias rule)
                         "sgd", {"learning_rate": sgd["lr"], "momentum": sgd["momentum"]},
                         output=1)
@@ -40,5 +40,5 @@ def slots(model):
     return weights.module_slots("cnn")
 
 
-train_epoch = common.train_epoch
-predict = common.predict
+train_epoch = loop.train_epoch
+predict = loop.predict

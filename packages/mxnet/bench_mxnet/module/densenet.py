@@ -2,11 +2,11 @@
 bias, BatchNorm, Concat, Pooling), a binary cross-entropy head written from the logits with
 MakeLoss, Adam with the learning rate scaled by the device count, and
 mx.mod.Module(context=[...]): the Module splits each batch over the run's contexts and its
-kvstore sums their gradients (bench_mxnet.module.common)."""
+kvstore sums their gradients (bench_mxnet.module.loop)."""
 import mxnet as mx
 
 from bench_mxnet import init, runtime, weights
-from bench_mxnet.module import common
+from bench_mxnet.module import loop
 from bench_shared.spec import DenseNet121 as D
 
 
@@ -83,7 +83,7 @@ def build_model(run):
     side = run["task"]["image_size"]
     # bound for one example per context (DenseNet at 224 x 224 and batch 64 is gigabytes):
     # the first batch reshapes the executors to its shape, once (Module.forward does)
-    return common.Model(head(logits_symbol()), (D.input_shape[0], side, side), len(contexts),
+    return loop.Model(head(logits_symbol()), (D.input_shape[0], side, side), len(contexts),
                         init.HE_NORMAL,  # convolutions; batch norm 1, 0, 0, 1 by name
                         "adam",
                         # SPEC: Adam at 1e-4 per device, scaled linearly with the global batch
@@ -97,5 +97,5 @@ def slots(model):
     return weights.module_slots("densenet")
 
 
-train_epoch = common.train_epoch
-predict = common.predict
+train_epoch = loop.train_epoch
+predict = loop.predict

@@ -3,7 +3,7 @@ symbols write it (Convolution without bias, BatchNorm, Pooling), bound for infer
 import mxnet as mx
 
 from bench_mxnet import weights
-from bench_mxnet.module import common
+from bench_mxnet.module import loop
 from bench_shared.spec import ResNet50
 
 
@@ -43,11 +43,11 @@ def symbol():
 def build_model(run):
     # He-normal convolutions keep the activations of random weights in range
     he_normal = mx.init.Xavier(rnd_type="gaussian", factor_type="in", magnitude=2)
-    return common.Model(symbol(), ResNet50.input_shape, run["task"]["batch_size"], he_normal)
+    return loop.Model(symbol(), ResNet50.input_shape, run["task"]["batch_size"], he_normal)
 
 
 def slots(model):
     return weights.module_slots("resnet50")
 
 
-predict = common.predict
+predict = loop.predict

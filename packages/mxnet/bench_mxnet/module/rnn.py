@@ -3,7 +3,7 @@ operator, cuDNN on GPU; NTC) + FullyConnected, bound by a Module, Adam."""
 import mxnet as mx
 
 from bench_mxnet import init, weights
-from bench_mxnet.module import common
+from bench_mxnet.module import loop
 from bench_shared.spec import RNN
 
 
@@ -19,7 +19,7 @@ def build_model(run):
     last = mx.sym.SequenceLast(outputs)  # (N, H) at t = 150
     logits = mx.sym.FullyConnected(last, num_hidden=RNN.num_classes, name="dense")
     adam = run["task"]["optimizer"]
-    return common.Model(common.classifier(logits), (RNN.seq_len,), run["task"]["batch_size"],
+    return loop.Model(loop.classifier(logits), (RNN.seq_len,), run["task"]["batch_size"],
                         init.ByName(), "adam",
                         {"learning_rate": adam["lr"], "beta1": adam["beta1"],
                          "beta2": adam["beta2"], "epsilon": adam["eps"]}, output=1)
@@ -29,5 +29,5 @@ def slots(model):
     return weights.module_slots("rnn")
 
 
-train_epoch = common.train_epoch
-predict = common.predict
+train_epoch = loop.train_epoch
+predict = loop.predict

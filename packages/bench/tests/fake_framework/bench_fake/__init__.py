@@ -64,7 +64,9 @@ def lr():
 
 
 def delay_s():
-    return _options["delay_ms"] / 1000.0
+    """Per batch: the configured delay_ms, plus FAKE_EXTRA_DELAY_MS from the environment (a
+    machine made slower on purpose, outside the configuration, as fewer threads would be)."""
+    return (_options["delay_ms"] + float(os.environ.get("FAKE_EXTRA_DELAY_MS", "0"))) / 1000.0
 
 
 def skip_training():

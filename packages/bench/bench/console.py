@@ -1,0 +1,72 @@
+"""Progress of a worker, drawn from its events: tqdm bars on a terminal wide enough for one,
+plain lines in logs and on a terminal of no width (a bar there would show nothing)."""
+import os
+import sys
+import time
+
+from tqdm import tqdm
+
+LOG_INTERVAL_S = 15.0  # one line per phase at most this often when output is not a terminal
+MIN_COLUMNS = 20  # narrower than this, a terminal gets the plain lines
+
+
+def bars_fit(stream):
+    """Whether `stream` is a terminal with room for a progress bar (its own width: a terminal
+    that reports none is no room)."""
+    try:
+        return stream.isatty() and os.get_terminal_size(stream.fileno()).columns >= MIN_COLUMNS
+    except (AttributeError, ValueError, OSError):
+        return False
+
+
+class ProgressView:
+    def __init__(self, stream=None):
+        self.stream = stream or sys.stderr
+        self.tty = bars_fit(self.stream)
+        self.bar = None
+        self.phase = None
+
+    def _label(self, event):
+        if event.get("epoch"):
+            return f"{event['phase']} epoch {event['epoch']}/{event['epochs']}"
+        return event["phase"]
+
+    def handle(self, event):
+        kind = event["event"]
+        if kind == "phase":
+            self.close()
+            self.phase = dict(event, label=self._label(event), start=time.monotonic(),
+                              next_log=time.monotonic() + LOG_INTERVAL_S)
+            if self.tty:
+                self.bar = tqdm(total=event["total"], desc=self.phase["label"],
+                                unit=event.get("unit", "it"), file=self.stream, leave=False,
+                                dynamic_ncols=True, unit_scale=event.get("unit_scale", False))
+        elif kind == "step" and self.phase is not None:
+            if self.bar is not None:
+                self.bar.update(event["done"] - self.bar.n)
+            elif time.monotonic() >= self.phase["next_log"]:
+                self.phase["next_log"] = time.monotonic() + LOG_INTERVAL_S
+                self._line(tqdm.format_meter(event["done"], self.phase["total"],
+                                             time.monotonic() - self.phase["start"],
+                                             prefix=self.phase["label"],
+                                             unit=self.phase.get("unit", "it"),
+                                             unit_scale=self.phase.get("unit_scale", False)))
+        elif kind == "phase_end" and self.phase is not None:
+            details = [f"{event['seconds']:.2f} s"] if "seconds" in event else []
+            details += [f"loss {event['loss']:.4f}"] if "loss" in event else []
+            details += [f"accuracy {event['accuracy']:.4f}"] if "accuracy" in event else []
+            label = self.phase["label"]
+            self.close()
+            self._line(f"{label}: {', '.join(details)}")
+
+    def _line(self, text):
+        if self.bar is not None:
+            self.bar.write(text, file=self.stream)
+        else:
+            print(text, file=self.stream, flush=True)
+
+    def close(self):
+        if self.bar is not None:
+            self.bar.close()
+        self.bar = None
+        self.phase = None

@@ -1,0 +1,286 @@
+"""Result files as flat records, and repeated runs of one configuration grouped into one
+table cell (median and spread): what the report, the charts and the baseline comparison read.
+
+A configuration is the composed config (less what only says where files live or how data was
+fetched) on one kind of hardware. The table places it by framework (row), task and
+hardware/precision (column); any other setting that differs between configurations that
+would share a cell (a framework option, a task hyperparameter) is added to the row's name.
+"""
+import datetime
+import json
+import re
+import statistics
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Optional
+
+from bench_shared import spec
+
+from ..run import record
+from .metrics import Metric, Summary, headline
+
+TASKS = tuple(spec.TASKS)  # SPEC.md's order, DeepLearningFrameworks' column order
+# keys that say where things are or how data was fetched, not what was measured; and `seed`:
+# runs that differ only in it are repeats (`-m seed=0,1,2`), one cell with their median
+INCIDENTAL = ("seed", "sweep", "redo", "comparison", "framework.python", "framework.display_name",
+              "framework.package", "framework.module", "framework.nox_session",
+              "framework.capabilities", "framework.option_choices",
+              "framework.speed_variables", "framework.test_overrides", "framework.tuning",
+              "device.index",
+              "data.cache_dir", "data.verify",
+              "data.archive", "data.timeout_s", "data.attempts", "data.cifar10", "data.imdb",
+              "data.chestxray14",
+              "preset.timeout_s", "task.description", "precision.description",
+              "init.description")
+# keys with their own place in the table (row, task, column)
+PLACED = ("framework.name", "task.name", "task.kind", "task.dataset", "device.name",
+          "precision.name", "preset.name", "data.name")
+
+
+def _matches(key, prefixes):
+    return any(key == p or key.startswith(p + ".") for p in prefixes)
+
+
+def cpu_label(host):
+    """'Intel(R) Xeon(R) Platinum 8375C CPU @ 2.90GHz' -> 'Intel Xeon Platinum 8375C, 2 CPUs'."""
+    name = re.sub(r"\((R|TM|tm)\)|\bCPU\b|@.*$", "", host.get("cpu") or "CPU")
+    name = " ".join(name.split()) or "CPU"
+    cpus = host.get("cpu_affinity") or host.get("cpu_count")
+    return f"{name}, {cpus} CPUs" if cpus else name
+
+
+def hardware_label(config, host):
+    """What the run ran on: the GPU model for device=gpu, else the CPU model and its CPUs."""
+    if config["device"]["name"] == "gpu":
+        gpus = host.get("gpus") or []
+        index = config["device"].get("index", 0) or 0
+        return gpus[index]["name"] if index < len(gpus) else "GPU"
+    return cpu_label(host)
+
+
+@dataclass
+class Run:
+    """One result.json, flattened to what tables and charts need."""
+
+    path: Path
+    result: dict
+    status: str
+    task: str
+    kind: str  # "train" or "inference"
+    framework: str
+    display_name: str
+    device: str
+    hardware: str
+    precision: str
+    preset: str
+    data: str
+    hostname: str
+    identity: tuple  # ((key, value as JSON), ...): the configuration, for grouping repeats
+    accuracy: Optional[float]
+    date: str  # when it finished (ISO 8601), or ""
+    commit: str  # the checkout's git commit, or ""
+
+    def value(self, metric: Metric) -> Optional[float]:
+        return metric.value(self.result, self.kind) if self.status == "ok" else None
+
+    @classmethod
+    def from_result(cls, path: Path, result):
+        c, host = result["config"], result.get("host") or {}
+        kind = c["task"].get("kind", "train")
+        flat = record.flatten(c)
+        flat.setdefault("tuned", False)  # results from before the flag: untuned runs
+        # a tuned run is the configuration that ran: its profile's values over the composed
+        tuning = result.get("tuning") or {}
+        flat.update({f"framework.options.{k}": v for k, v in tuning.get("options", {}).items()})
+        flat.update({f"framework.env.{k}": v for k, v in tuning.get("env", {}).items()})
+        identity = tuple(sorted((k, json.dumps(v, sort_keys=True)) for k, v in flat.items()
+                                if not _matches(k, INCIDENTAL)))
+        return cls(path=path, result=result, status=result["status"], task=c["task"]["name"],
+                   kind=kind, framework=c["framework"]["name"],
+                   display_name=c["framework"].get("display_name") or c["framework"]["name"],
+                   device=c["device"]["name"], hardware=hardware_label(c, host),
+                   precision=c["precision"]["name"], preset=c["preset"]["name"],
+                   data=c["data"]["name"], hostname=host.get("hostname") or "",
+                   identity=identity, accuracy=result.get("accuracy"),
+                   date=result.get("finished") or _modified(path),
+                   commit=host.get("git_commit") or "")
+
+
+def _modified(path):
+    """A result's file time, for results that do not record when they finished."""
+    try:
+        stamp = Path(path).stat().st_mtime
+    except OSError:
+        return ""
+    return datetime.datetime.fromtimestamp(stamp, datetime.timezone.utc).isoformat(
+        timespec="seconds")
+
+
+def result_files(paths):
+    """Every result.json under the given directories, plus the files given."""
+    for path in map(Path, paths):
+        if path.is_dir():  # a directory itself named result.json is searched, not read
+            yield from sorted(p for p in path.rglob("result.json") if p.is_file())
+        elif path.is_file():
+            yield path
+        else:
+            raise FileNotFoundError(f"{path}: no such file or directory")
+
+
+def collect(paths, interrupted=False):
+    """The runs of every result file found; unreadable files are reported and left out, and so
+    are runs a signal cut short unless `interrupted`."""
+    runs = []
+    for path in result_files(paths):
+        try:
+            run = Run.from_result(path, record.load(path))
+            if run.status != "interrupted" or interrupted:
+                runs.append(run)
+        except (OSError, ValueError) as exc:  # one bounded line: the file and the field
+            print(f"report: skipping {path}: {str(exc)[:200]}", file=sys.stderr)
+    return runs
+
+
+def _median(values):
+    return statistics.median(values) if values else None
+
+
+@dataclass
+class Configuration:
+    """The runs of one configuration: one table cell."""
+
+    key: tuple
+    runs: list
+    row: str = ""
+    column: str = ""
+
+    @property
+    def first(self) -> Run:
+        return self.runs[0]
+
+    @property
+    def task(self):
+        return self.first.task
+
+    @property
+    def ok(self):
+        return [r for r in self.runs if r.status == "ok"]
+
+    @property
+    def failed(self):
+        return [r for r in self.runs if r.status == "failed"]
+
+    @property
+    def invalid(self):
+        """Runs that finished with a NaN, inf or diverged loss: no valid measurement."""
+        return [r for r in self.runs if r.status == "invalid"]
+
+    @property
+    def status(self):
+        """ok when any run is; else invalid, failed when any run is; else unsupported."""
+        if self.ok:
+            return "ok"
+        if self.invalid:
+            return "invalid"
+        return "failed" if self.failed or not self.runs else self.first.status
+
+    def values(self, metric: Metric):
+        """The ok runs' values of a metric (those that have it)."""
+        return [v for v in (r.value(metric) for r in self.ok) if v is not None]
+
+    def summary(self, metric: Metric) -> Optional[Summary]:
+        """Median, spread and count of the ok runs' values, or None."""
+        return Summary.of(self.values(metric))
+
+    @property
+    def accuracy(self):
+        return _median([r.accuracy for r in self.ok if r.accuracy is not None])
+
+
+def configuration_key(run: Run, by_host=False):
+    return (run.identity, run.hardware) + ((run.hostname,) if by_host else ())
+
+
+def group(runs, by_host=False):
+    """Repeated runs of one configuration together, in the order first seen."""
+    groups = {}
+    for run in runs:
+        key = configuration_key(run, by_host)
+        groups.setdefault(key, Configuration(key, [])).runs.append(run)
+    return list(groups.values())
+
+
+@dataclass
+class Grid:
+    """Configurations placed in DeepLearningFrameworks' layout: rows (framework, with a variant
+    when one is needed to tell configurations apart) × tasks × columns (hardware, precision,
+    ...)."""
+
+    runs: list
+    by_host: bool = False
+    metric_name: str = "auto"  # metrics.CHOICES: what the cells show
+    configurations: list = field(init=False)
+    rows: list = field(init=False)
+    columns: dict = field(init=False)  # task -> [column labels]
+    cells: dict = field(init=False)  # (row, task, column) -> Configuration
+    uniform: dict = field(init=False)  # preset/data/host shared by every column
+    display_names: dict = field(init=False)  # row -> the framework's display name
+    metric: Metric = field(init=False)
+
+    def __post_init__(self):
+        self.metric = headline({r.preset for r in self.runs}, self.metric_name)
+        self.configurations = group(self.runs, self.by_host)
+        self._label_columns()
+        self._label_rows()
+        self.cells = {(c.row, c.task, c.column): c for c in self.configurations}
+        self.display_names = {c.row: c.first.display_name for c in self.configurations}
+        self.rows = sorted({c.row for c in self.configurations}, key=str.lower)
+        tasks = sorted({c.task for c in self.configurations},
+                       key=lambda t: (TASKS.index(t) if t in TASKS else len(TASKS), t))
+        self.columns = {t: sorted({c.column for c in self.configurations if c.task == t})
+                        for t in tasks}
+
+    def _column_parts(self, c):
+        run = c.first
+        parts = {"preset": run.preset, "data": run.data}
+        if self.by_host:
+            parts["host"] = run.hostname
+        return parts
+
+    def _label_columns(self):
+        parts = [self._column_parts(c) for c in self.configurations]
+        names = {k for p in parts for k in p}
+        varying = {k for k in names if len({p[k] for p in parts}) > 1}
+        self.uniform = {k: parts[0][k] for k in sorted(names - varying)} if parts else {}
+        for c, p in zip(self.configurations, parts):
+            extra = [p[k] if k == "host" else f"{k}={p[k]}" for k in sorted(varying)]
+            c.column = " ".join([c.first.hardware, c.first.precision, *extra])
+
+    def _label_rows(self):
+        # keys that differ between configurations that would otherwise share a cell
+        cells, variant_keys = {}, {}
+        for c in self.configurations:
+            cells.setdefault((c.first.framework, c.task, c.column), []).append(c)
+        for (framework, _, _), members in cells.items():
+            if len(members) < 2:
+                continue
+            values = [dict(m.first.identity) for m in members]
+            keys = {k for v in values for k in v if not _matches(k, PLACED)}
+            variant_keys.setdefault(framework, set()).update(
+                k for k in keys if len({v.get(k) for v in values}) > 1)
+        frameworks = {}  # display name -> framework names: two frameworks, two rows
+        for c in self.configurations:
+            frameworks.setdefault(c.first.display_name, set()).add(c.first.framework)
+        for c in self.configurations:
+            identity = dict(c.first.identity)
+            variant = [f"{k.removeprefix('framework.options.')}={_show(identity.get(k))}"
+                       for k in sorted(variant_keys.get(c.first.framework, ()))]
+            name = c.first.display_name
+            if len(frameworks[name]) > 1:
+                name += f" ({c.first.framework})"
+            c.row = name + (f" [{', '.join(variant)}]" if variant else "")
+
+
+def _show(value_json):
+    return "-" if value_json is None else str(json.loads(value_json))

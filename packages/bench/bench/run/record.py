@@ -1,0 +1,210 @@
+"""The result record of a run (result.json): derived statistics, validity, the one-line
+summary, writing and reading."""
+import functools
+import json
+import math
+import statistics
+from pathlib import Path
+
+from bench_shared import spec
+
+from ..data import files
+
+# A last-epoch mean loss this many times a uniform guess's (ln of the number of classes) is
+# a diverged run: a healthy one starts near ln(C) and falls.
+DIVERGED = 3.0
+
+
+def _median(values):
+    return statistics.median(values) if values else None
+
+
+def training_stats(raw, task):
+    epochs = raw["timings"].get("epoch", [])
+    if not epochs:
+        return {}
+    steady = epochs[1:]
+    per_epoch = _median(steady) if steady else epochs[0]
+    # every rank's examples: a data-parallel step is world_size batches
+    world = (raw.get("distributed") or {}).get("world_size", 1)
+    examples = raw["batches_per_epoch"] * task["batch_size"] * world
+    batch_times = [t for epoch in raw.get("batch_seconds", [])[1:] for t in epoch]
+    stats = {
+        "train_seconds": sum(epochs),  # the 2018 table's figure: every epoch's loop
+        "first_epoch_seconds": epochs[0],
+        "steady_epoch_seconds": _median(steady),
+        "steady_epoch_spread": (max(steady) - min(steady)) if len(steady) > 1 else None,
+        "examples_per_second": examples / per_epoch,
+        "steady_state_measured": bool(steady),
+        "median_batch_seconds": _median(batch_times),
+    }
+    flops = spec.flops_per_example(task["name"], training=True,
+                                   image_size=task.get("image_size"))
+    stats["achieved_gflops"] = stats["examples_per_second"] * flops / 1e9
+    return stats
+
+
+def inference_stats(raw, task):
+    seconds = raw["timings"].get("inference", [None])[-1]
+    if seconds is None:
+        return {}
+    images = raw["images"]
+    return {
+        "inference_seconds": seconds,
+        "warmup_seconds": sum(raw["timings"].get("warmup", [])),
+        "seconds_per_1000_images": seconds / images * 1000,
+        "images_per_second": images / seconds,
+        "achieved_gflops": images / seconds
+        * spec.flops_per_example(task["name"], training=False) / 1e9,
+    }
+
+
+def _finite(x):
+    return isinstance(x, (int, float)) and math.isfinite(x)
+
+
+def invalid_reason(raw, task):
+    """Why a run the worker reports `ok` is not a valid measurement (a loss that became NaN or
+    inf or diverged, a non-finite accuracy or output), or None."""
+    if raw.get("status") != "ok":
+        return None
+    if task["kind"] == "train":
+        losses = raw.get("losses") or []
+        for epoch, loss in enumerate(losses, 1):
+            if not _finite(loss):
+                return f"the training loss became {loss} in epoch {epoch}"
+        s = spec.TASKS[task["name"]]
+        # a uniform guess: softmax over the classes, or 1/2 per label (multi-label)
+        chance = math.log(2) if getattr(s, "num_labels", None) else math.log(s.num_classes)
+        if losses and losses[-1] > DIVERGED * chance:
+            return (f"the training loss diverged: {losses[-1]:.4g} in the last epoch, more "
+                    f"than {DIVERGED:g}x a uniform guess's {chance:.3f}")
+        if not _finite(raw.get("accuracy")):
+            return f"the test accuracy is {raw.get('accuracy')}"
+    elif not (raw.get("features") or {}).get("finite", True):
+        return "the extracted features are not all finite"
+    return None
+
+
+def derive(raw, task, host_peak=None):
+    """Statistics of an ok run; host_peak (bench.run.hosts.peak_record: this host's best
+    dense-matmul FLOP/s at the run's precision, any framework) adds `host_utilisation`."""
+    if raw.get("status") != "ok":
+        return {}
+    stats = (training_stats if task["kind"] == "train" else inference_stats)(raw, task)
+    if raw.get("peak_flops") and "achieved_gflops" in stats:
+        # achieved model FLOP/s over the framework's measured dense-matmul FLOP/s
+        stats["utilisation"] = stats["achieved_gflops"] * 1e9 / raw["peak_flops"]
+    if host_peak and "achieved_gflops" in stats:
+        # ... and over the best any installed framework reaches on these cores
+        stats["host_utilisation"] = stats["achieved_gflops"] * 1e9 / host_peak["flops"]
+    return stats
+
+
+def label(result):
+    """`torch cnn cpu fp32 preset=quick`: which run this is."""
+    c = result["config"]
+    return (f"{c['framework']['name']} {c['task']['name']} {c['device']['name']} "
+            f"{c['precision']['name']} preset={c['preset']['name']}")
+
+
+METRIC_NAMES = {"accuracy": "accuracy", "mean_roc_auc": "mean ROC-AUC"}
+
+
+def summary_line(result):
+    c = result["config"]
+    head = label(result)
+    if result["status"] != "ok":
+        return f"{head}: {result['status'].upper()} - {result.get('error', '')}"
+    s = result["stats"]
+    tail = _utilisation(s)
+    if c["task"]["kind"] == "train":
+        steady = s["steady_epoch_seconds"]
+        return (f"{head}: train {s['train_seconds']:.1f} s (first epoch "
+                f"{s['first_epoch_seconds']:.1f} s, steady {steady:.1f} s/epoch), "
+                if steady is not None else
+                f"{head}: train {s['train_seconds']:.1f} s (one epoch), ") + (
+                f"{s['examples_per_second']:.0f} examples/s, "
+                f"test {METRIC_NAMES[result.get('accuracy_metric', 'accuracy')]} "
+                f"{result['accuracy']:.4f} on {result['test_examples']}") + tail
+    return (f"{head}: {s['seconds_per_1000_images']:.2f} s per 1000 images "
+            f"({s['images_per_second']:.1f} images/s, warm-up {s['warmup_seconds']:.1f} s)"
+            + tail)
+
+
+def _utilisation(stats):
+    """`, utilisation 0.77 (host 0.25)`: of the framework's own matmul peak, of the host's."""
+    parts = []
+    if stats.get("utilisation") is not None:
+        parts.append(f"utilisation {stats['utilisation']:.2f}")
+    if stats.get("host_utilisation") is not None:
+        parts.append(f"(host {stats['host_utilisation']:.2f})" if parts
+                     else f"host utilisation {stats['host_utilisation']:.2f}")
+    return ", " + " ".join(parts) if parts else ""
+
+
+def flatten(tree, prefix=""):
+    """{"a": {"b": 1}} -> {"a.b": 1}: configs compared and tabulated key by key."""
+    flat = {}
+    for key, value in tree.items():
+        if isinstance(value, dict) and value:
+            flat.update(flatten(value, f"{prefix}{key}."))
+        else:
+            flat[f"{prefix}{key}"] = value
+    return flat
+
+
+SCHEMA_VERSION = 1  # result.json's layout; result.schema.json beside this module describes it
+SCHEMA = Path(__file__).resolve().parent / "result.schema.json"
+
+
+@functools.cache
+def _validator():
+    import jsonschema
+
+    schema = json.loads(SCHEMA.read_text())
+    return jsonschema.Draft202012Validator(schema,
+                                           format_checker=jsonschema.FormatChecker())
+
+
+def problem(result):
+    """Why a result does not follow result.schema.json, in one bounded line naming the field,
+    or None."""
+    errors = sorted(_validator().iter_errors(result), key=lambda e: list(e.absolute_path))
+    if not errors:
+        return None
+    error = errors[0]
+    field = ".".join(map(str, error.absolute_path)) or "(the top level)"
+    value = json.dumps(error.instance, default=str)
+    if len(value) > 60:
+        value = value[:57] + "..."
+    message = error.message if len(error.message) < 120 else error.message[:117] + "..."
+    if error.validator in ("type", "enum", "const", "minimum", "exclusiveMinimum", "format"):
+        message = f"{value} is not valid ({error.validator}: {json.dumps(error.validator_value)})"
+    return f"{field}: {message}" + (f" (and {len(errors) - 1} more)" if len(errors) > 1 else "")
+
+
+def load(path: Path):
+    """A result.json as a dict; ValueError (one bounded line naming the field) when it is not
+    one or does not follow the schema. A result written before schema_version existed is read
+    as version 1, whose fields it has."""
+    try:
+        result = json.loads(Path(path).read_bytes())
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise ValueError(f"not JSON ({str(exc)[:100]})") from None
+    if not isinstance(result, dict) or "status" not in result or "config" not in result:
+        raise ValueError("not a Rosetta Bench result (no status or config)")
+    if "schema_version" not in result:
+        result = dict(result, schema_version=SCHEMA_VERSION)
+    if result["schema_version"] != SCHEMA_VERSION:
+        raise ValueError(f"schema_version {result['schema_version']!r}: this bench reads "
+                         f"version {SCHEMA_VERSION}")
+    why = problem(result)
+    if why:
+        raise ValueError(why)
+    return result
+
+
+def write(path: Path, result):
+    """Whole or not at all, strict JSON (bench.data.files)."""
+    files.write_json(path, result)

@@ -1,0 +1,47 @@
+"""Sizes checked before a worker starts: a zero or negative count, epoch, batch or timeout is
+a one-line error naming the option, never a silent "use the default" (null means that) nor a
+traceback inside the worker."""
+from ..errors import ConfigError
+
+
+def _need(value, option, minimum=1, allow_none=False):
+    if value is None and allow_none:
+        return
+    if value is None or value < minimum:
+        raise ConfigError(f"{option}={value}: must be {minimum} or more"
+                          + (" (null keeps the task's value)" if allow_none else ""))
+
+
+def check(cfg):
+    """Every size of the composed config, before any data is prepared."""
+    task, preset = cfg.task, cfg.preset
+    _need(task.batch_size, "task.batch_size")
+    if task.kind == "train":
+        _need(task.epochs, "task.epochs")
+        _need(preset.epochs, "preset.epochs", allow_none=True)
+        _need(preset.train_examples, "preset.train_examples", allow_none=True)
+        _need(preset.test_examples, "preset.test_examples", allow_none=True)
+    else:
+        _need(task.num_batches, "task.num_batches")
+        _need(task.warmup_passes, "task.warmup_passes", minimum=0)
+        _need(preset.inference_batches, "preset.inference_batches", allow_none=True)
+    if not preset.timeout_s > 0:
+        raise ConfigError(f"preset.timeout_s={preset.timeout_s}: must be more than 0 seconds")
+    for option in ("timeout_s", "attempts"):
+        value = getattr(cfg.data, option, None)
+        if value is not None and not value > 0:
+            raise ConfigError(f"data.{option}={value}: must be more than 0")
+
+
+def check_batches(cfg, prepared):
+    """A training set smaller than one batch trains nothing: refused, naming both sizes."""
+    if cfg.task.kind != "train":
+        return
+    examples = prepared["limits"]["train"]
+    batch = cfg.task.batch_size * cfg.devices  # the global batch of a data-parallel run
+    if examples < batch:
+        per_device = f" x devices={cfg.devices}" if cfg.devices > 1 else ""
+        raise ConfigError(
+            f"{examples} training examples make no complete batch of task.batch_size="
+            f"{cfg.task.batch_size}{per_device}: raise preset.train_examples (now "
+            f"{cfg.preset.train_examples}) or lower task.batch_size")

@@ -1,0 +1,621 @@
+"""`python -m bench tune framework=<fw> task=<task> [precision=...] [overrides...] [flags]`:
+the fastest setting of the framework's declared tuning switches on this host.
+
+The framework's YAML declares what may be tried (`tuning.options`: option -> candidates,
+`tuning.env`: environment variable -> values; the composed value is always the default
+candidate). Every candidate runs as a real benchmark (a worker, result.json) at a short
+preset (`preset=smoke` unless one is given), in rounds that alternate the candidates —
+A, B, C, A, B, C, ... — in one window, so that drift on the machine hits them alike.
+`task=densenet` runs shorter still unless the command line sizes it (SHORT_RUN: two steps of
+64 per epoch, two epochs, so one steady-state epoch; `preset=smoke` alone is 32 steps of
+DenseNet-121 per epoch, minutes each on a CPU); `task.image_size=112` quarters the cost again.
+
+Search: every combination when there are at most GRID_LIMIT (`--search grid`), else one
+switch at a time from the default (coordinate search: each switch's candidates against the
+best so far, the others held; then the default against the result, once more alternating).
+
+Choice: the candidate with the highest median throughput (training: steady-state examples/s;
+inference: images/s) among those that ran `ok` in every round and whose median test accuracy
+on the (learnable) data is at most `--accuracy-drop` (default 0.02: 2 points) below the
+default's; a candidate replaces the one it is measured against only when it is clearly
+faster: its median at least `--min-gain` (default 0.03: 3 %) above, and its slowest round
+above the other's fastest (with two rounds or more), so noise does not move a setting.
+
+Writes the host's profile (bench.run.profiles: in the cache directory, never the repository),
+which `tuned=true` applies to later runs. Precision is never tuned: `--compare-precision bf16`
+measures the tuned settings at bf16 against the tuned precision, alternating, and reports
+the ratio without writing it anywhere a run would take it from.
+
+Resumable: each finished round is kept in the profile's working file (`<profile>.rounds.json`)
+and skipped when the same command runs again (more `--rounds` add rounds); Ctrl-C or SIGTERM
+kill the running worker and keep what finished. `--restart` discards the working file.
+
+Exit status: 0; 1 when the default configuration fails; 2 a bad command line or config;
+130 after Ctrl-C, 143 after SIGTERM.
+"""
+import argparse
+import contextlib
+import copy
+import dataclasses
+import io
+import itertools
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+
+from omegaconf import OmegaConf, open_dict
+from tqdm import tqdm
+
+from bench_shared import spec
+
+from .. import __version__, project_dir, signals
+from ..console import bars_fit
+from ..data import files
+from ..errors import BenchError
+from ..report import verdict
+from ..report.metrics import METRICS
+from ..run import capabilities, config, environments, pipeline, profiles, sweep, sysinfo
+from ..run.config import override_key
+
+GRID_LIMIT = 8  # combinations measured in full; more: coordinate search
+DEFAULT_PRESET = "smoke"
+# a task whose smoke run is too long to repeat per candidate: the sizes its tune adds to
+# preset=smoke, each unless the command line sets it (the profile records them)
+SHORT_RUN = {"densenet": {"preset.train_examples": 128, "preset.test_examples": 64,
+                          "preset.epochs": 2}}
+ROUNDS = 3
+
+
+def short_run(task, keys):
+    """SHORT_RUN's overrides for the task, less those whose keys a command line sets."""
+    return [f"{k}={v}" for k, v in SHORT_RUN.get(task, {}).items() if k not in keys]
+
+
+ACCURACY_DROP = 0.02
+MIN_GAIN = 0.03
+REFUSED = ("tuned", "hydra", "sweep", "redo")  # overrides that make no sense for one tune
+
+
+class TuneError(BenchError):
+    """A tune that cannot start or cannot go on; the message says what to do."""
+
+
+class DefaultFailed(TuneError):
+    """The default configuration did not run: there is nothing to compare against."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Dimension:
+    kind: str  # "options" or "env"
+    name: str
+    values: tuple  # the default first
+
+
+def show(value):
+    """A value as the command line would write it: true, 0, PASSIVE, "" ; None: unset."""
+    if value is None:
+        return "unset"
+    if isinstance(value, str):
+        return value if value else '""'
+    return json.dumps(value)
+
+
+def settings_key(settings, precision):
+    return json.dumps([settings, precision], sort_keys=True)
+
+
+def label(settings, default):
+    """How settings differ from the default: `channels_last=false OMP_WAIT_POLICY=PASSIVE`."""
+    changed = [f"{name}={show(value)}" for kind in ("options", "env")
+               for name, value in sorted(settings[kind].items())
+               if value != default[kind].get(name)]
+    return " ".join(changed) or "default"
+
+
+def space(cfg):
+    """The dimensions a tune tries, from cfg.framework.tuning, and the default settings."""
+    env = pipeline.worker_environment(cfg)
+    tuning = cfg.framework.tuning
+    for task, names in tuning.skip.items():
+        unknown = [n for n in names if n not in cfg.framework.options and n not in tuning.env]
+        if task not in spec.TASKS or unknown:
+            raise TuneError(f"framework.tuning.skip.{task}: "
+                            + (f"{task} is not a task ({', '.join(spec.TASKS)})"
+                               if task not in spec.TASKS else
+                               f"{', '.join(unknown)} is neither an option of "
+                               f"framework={cfg.framework.name} nor one of its tuning.env"))
+    skipped = set(tuning.skip.get(cfg.task.name, ()))
+    dims = []
+    for name, candidates in sorted(tuning.options.items()):
+        default = cfg.framework.options[name]
+        dims.append(Dimension("options", name, tuple(
+            dict.fromkeys([default, *candidates]))))
+    for name, candidates in sorted(tuning.env.items()):
+        dims.append(Dimension("env", name, tuple(dict.fromkeys([env.get(name), *candidates]))))
+    dims = [d for d in dims if len(d.values) > 1 and d.name not in skipped]
+    default = {"options": {}, "env": {}}
+    for d in dims:
+        default[d.kind][d.name] = d.values[0]
+    return dims, default
+
+
+def with_value(settings, dim, value):
+    new = copy.deepcopy(settings)
+    new[dim.kind][dim.name] = value
+    return new
+
+
+@dataclasses.dataclass
+class Outcome:
+    """One candidate's rounds in one stage."""
+
+    settings: dict
+    precision: str
+    rounds: list  # measurement dicts
+
+    @property
+    def ok(self):
+        return bool(self.rounds) and all(m["status"] == "ok" and m["throughput"]
+                                         for m in self.rounds)
+
+    @property
+    def throughput(self):
+        values = [m["throughput"] for m in self.rounds if m["status"] == "ok" and
+                  m["throughput"]]
+        return statistics.median(values) if values else None
+
+    @property
+    def spread(self):
+        values = [m["throughput"] for m in self.rounds if m["status"] == "ok" and
+                  m["throughput"]]
+        return (min(values), max(values)) if values else None
+
+    @property
+    def accuracy(self):
+        values = [m["accuracy"] for m in self.rounds if m["status"] == "ok" and
+                  m.get("accuracy") is not None]
+        return statistics.median(values) if values else None
+
+    @property
+    def error(self):
+        bad = [m for m in self.rounds if m["status"] != "ok"]
+        return f"{bad[0]['status']}: {bad[0].get('error', '')}" if bad else ""
+
+
+def clearly_faster(challenger, incumbent, min_gain):
+    """Whether the challenger's rounds beat the incumbent's beyond the noise, by the one rule
+    reports use too (bench.report.verdict): its median by min_gain, and its slowest round
+    above the incumbent's fastest. A single round each is judged on the medians alone."""
+    values = [[m["throughput"] for m in o.rounds if m["status"] == "ok" and m["throughput"]]
+              for o in (challenger, incumbent)]
+    return verdict.judge(METRICS["steady"], *values, min_change=min_gain,
+                         min_runs=1).kind == verdict.FASTER
+
+
+class Work:
+    """The working file: every finished round, saved after each, found again on restart."""
+
+    # what a kept measurement holds, and of which types (run_one writes them)
+    FIELDS = {"stage": (str,), "key": (str,), "round": (int,), "status": (str,),
+              "throughput": (int, float, type(None)), "accuracy": (int, float, type(None)),
+              "result": (str,), "finished": (str,)}
+
+    def __init__(self, path: Path, fingerprint, restart):
+        self.path = path
+        self.fingerprint = fingerprint
+        try:
+            old = None if restart else files.read_json(path, "--restart discards it")
+        except ValueError as exc:  # not JSON, or not text
+            raise TuneError(str(exc)) from None
+        problem = None if old is None else self._problem(old)
+        if problem:
+            raise TuneError(f"{path} is not a tune's working file ({problem}); --restart "
+                            f"discards it")
+        if old is not None and old.get("fingerprint") != fingerprint:
+            changed = sweep.first_difference(old.get("fingerprint") or {}, fingerprint)
+            raise TuneError(f"{path} holds the rounds of a different tune ({changed}); "
+                            f"--restart discards them")
+        self.measurements = (old or {}).get("measurements", [])
+        self.index = {self._key(m): m for m in self.measurements}
+
+    @classmethod
+    def _problem(cls, old):
+        """What makes a working file's content unusable, or None."""
+        if not isinstance(old, dict) or not isinstance(old.get("measurements", []), list):
+            return "not an object with a list of measurements"
+        for i, m in enumerate(old.get("measurements", [])):
+            if not isinstance(m, dict):
+                return f"measurement {i + 1} is not an object"
+            for name, types in cls.FIELDS.items():
+                value = m.get(name)
+                if not isinstance(value, types) or isinstance(value, bool):
+                    return f"measurement {i + 1} has {name} {value!r}"
+        return None
+
+    @staticmethod
+    def _key(m):
+        return (m["stage"], m["key"], m["round"])
+
+    def get(self, stage, key, rnd):
+        return self.index.get((stage, key, rnd))
+
+    def add(self, m):
+        self.measurements.append(m)
+        self.index[self._key(m)] = m
+        files.write_json(self.path, {"fingerprint": self.fingerprint,
+                                         "measurements": self.measurements})
+
+
+class Tune:
+    def __init__(self, args, overrides):
+        self.args, self.overrides = args, overrides
+        self.nodes = {}
+        self.base = self.node(None)
+        self.cfg = OmegaConf.to_object(self.base)
+        cfg = self.cfg
+        self.framework, self.task = cfg.framework.name, cfg.task.name
+        self.device, self.precision = cfg.device.name, cfg.precision.name
+        capabilities.check(cfg)
+        environments.find_python(cfg.framework)  # not installed: say so before anything runs
+        self.dims, self.default = space(cfg)
+        if not self.dims:
+            raise TuneError(f"framework={self.framework} declares nothing to tune with these "
+                            f"settings (tuning: in conf/framework/{self.framework}.yaml, or "
+                            f"framework.tuning.options.<option>=[...] on the command line)")
+        self.search = args.search
+        if self.search == "auto":
+            size = 1
+            for d in self.dims:
+                size *= len(d.values)
+            self.search = "grid" if size <= GRID_LIMIT else "coordinate"
+        if args.compare_precision:
+            if args.compare_precision == self.precision:
+                raise TuneError(f"--compare-precision {args.compare_precision} is the "
+                                f"precision being tuned; name another")
+            capabilities.check(OmegaConf.to_object(self.node(args.compare_precision)))
+        self.key = sysinfo.host_key(self.device, cfg.device.index)
+        self.profile = profiles.profile_path(cfg.data.cache_dir, self.key, self.framework,
+                                             self.task, self.device, self.precision)
+        self.runs_dir = (Path(args.out or "results/tune").absolute() / sysinfo.host_slug(self.key)
+                         / f"{self.framework}_{self.task}_{self.device}_{self.precision}")
+        self.skipped = self.ran = 0
+        self.bar = None
+
+    def node(self, precision):
+        """The composed config (a DictConfig) of the command line, at a precision."""
+        if precision not in self.nodes:
+            overrides = self.overrides
+            if precision:  # the compared precision in place of the tuned one
+                overrides = [o for o in overrides if override_key(o) != "precision"]
+                overrides.append(f"precision={precision}")
+            self.nodes[precision] = config.compose(overrides, typed=False)
+        return self.nodes[precision]
+
+    def fingerprint(self):
+        """What a measured round depends on; a working file of another tune is not reused."""
+        config = OmegaConf.to_container(self.base, resolve=True)
+        config["framework"]["tuning"].pop("skip", None)  # what it leaves out: in "dimensions"
+        fingerprint = {"framework": self.framework, "task": self.task, "device": self.device,
+                       "precision": self.precision, "host": self.key, "config": config,
+                       "dimensions": [dataclasses.asdict(d) for d in self.dims]}
+        return json.loads(json.dumps(fingerprint))  # as the working file holds it
+
+    # -- measuring -----------------------------------------------------------------------
+
+    def say(self, text):
+        tqdm.write(text, file=sys.stdout)  # above the progress bar, where there is one
+        sys.stdout.flush()
+
+    def run_one(self, stage, settings, precision, rnd):
+        node = copy.deepcopy(self.node(None if precision == self.precision else precision))
+        extra = []
+        for name, value in settings["options"].items():
+            OmegaConf.update(node, f"framework.options.{name}", value, merge=False)
+            extra.append(f"framework.options.{name}={show(value)}")
+        with open_dict(node.framework.env):
+            for name, value in settings["env"].items():
+                if value is not None:
+                    node.framework.env[name] = value
+                    extra.append(f"++framework.env.{name}={show(value)}")
+        cfg = OmegaConf.to_object(node)
+        name = label(settings, self.default) + ("" if precision == self.precision
+                                                else f" {precision}")
+        run_dir = (self.runs_dir / sweep.bounded_name(stage) / sweep.bounded_name(name)
+                   / f"round-{rnd + 1}")
+        quiet = io.StringIO()  # the worker's own output is in its worker.log
+        with contextlib.redirect_stdout(quiet):
+            result = pipeline.run_benchmark(cfg, OmegaConf.to_container(node, resolve=True),
+                                       run_dir, self.overrides + extra)
+        stats = result.get("stats") or {}
+        metric = "examples_per_second" if cfg.task.kind == "train" else "images_per_second"
+        return {"stage": stage, "key": settings_key(settings, precision), "round": rnd,
+                "settings": settings, "precision": precision, "status": result["status"],
+                "throughput": stats.get(metric), "accuracy": result.get("accuracy"),
+                "error": result.get("error", ""), "result": str(run_dir / "result.json"),
+                "finished": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
+
+    def stage(self, stage, entries):
+        """Every entry (settings, precision) once per round, alternating; [Outcome]. An entry
+        that did not run ok in a round is out (a choice needs every round ok): its later rounds
+        are not run (a candidate that times out would cost the whole timeout each round)."""
+        unit = "examples/s" if self.cfg.task.kind == "train" else "images/s"
+        failed = {}
+        for rnd in range(self.args.rounds):
+            for settings, precision in entries:
+                key = settings_key(settings, precision)
+                m = self.work.get(stage, key, rnd)
+                if m is None and key in failed:
+                    self.bar.update(1)
+                    continue
+                if m is None:
+                    m = self.run_one(stage, settings, precision, rnd)
+                    self.work.add(m)
+                    self.ran += 1
+                    what = (f"{m['throughput']:.1f} {unit}" if m["throughput"]
+                            else f"{m['status']} {m['error']}")
+                    if m.get("accuracy") is not None:
+                        what += f", accuracy {m['accuracy']:.4f}"
+                    name = label(settings, self.default)
+                    if precision != self.precision:
+                        name += f" at {precision}"
+                    self.say(f"tune [{stage}] round {rnd + 1}/{self.args.rounds} "
+                             f"{name}: {what}")
+                else:
+                    self.skipped += 1
+                if m["status"] != "ok" and key not in failed:
+                    failed[key] = rnd
+                    if rnd + 1 < self.args.rounds:
+                        self.say(f"tune [{stage}] {label(settings, self.default)}: out (not "
+                                 f"ok in round {rnd + 1}); its later rounds are not run")
+                self.bar.update(1)
+        return [Outcome(s, p, [m for m in (self.work.get(stage, settings_key(s, p), r)
+                                           for r in range(self.args.rounds)) if m])
+                for s, p in entries]
+
+    # -- choosing ------------------------------------------------------------------------
+
+    def acceptable(self, outcome):
+        """None when the outcome may be chosen, else why not."""
+        if not outcome.ok:
+            return outcome.error or "no throughput"
+        if (outcome.accuracy is not None and self.default_accuracy is not None
+                and outcome.accuracy < self.default_accuracy - self.args.accuracy_drop):
+            return (f"accuracy {outcome.accuracy:.4f} < the default's "
+                    f"{self.default_accuracy:.4f} - {self.args.accuracy_drop:g}")
+        return None
+
+    def choose(self, outcomes):
+        """The fastest acceptable outcome; the first (the incumbent) unless another one is
+        clearly faster (`clearly_faster`)."""
+        incumbent = outcomes[0]
+        fine = [o for o in outcomes if self.acceptable(o) is None]
+        if not fine:
+            return incumbent
+        if incumbent in fine:
+            fine = [o for o in fine if o is incumbent
+                    or clearly_faster(o, incumbent, self.args.min_gain)]
+        return max(fine, key=lambda o: o.throughput)
+
+    def table(self, stage, outcomes, chosen):
+        unit = "examples/s" if self.cfg.task.kind == "train" else "images/s"
+        first = outcomes[0].throughput
+        lines = [f"stage {stage}: {len(outcomes)} candidates x {self.args.rounds} rounds, "
+                 f"alternating ({unit}, median [range]; accuracy; ratio to the first)"]
+        for o in outcomes:
+            name = label(o.settings, self.default)
+            if o.precision != self.precision:
+                name += f" at {o.precision}"
+            if o.throughput:
+                low, high = o.spread
+                text = f"{o.throughput:.1f} [{low:.1f}-{high:.1f}]"
+                text += f"; {o.accuracy:.4f}" if o.accuracy is not None else "; -"
+                text += f"; {o.throughput / first:.3f}x" if first else ""
+            else:
+                text = o.error
+            why = self.acceptable(o) if o.precision == self.precision else None
+            note = f"  (not eligible: {why})" if why and o.ok else ""
+            faster = (chosen is not None and chosen.ok and o is not chosen and o.ok and first
+                      and o.throughput > chosen.throughput)  # and yet not chosen
+            if faster and not why:
+                note = ("  (less than the minimum gain over the first)"
+                        if o.throughput < first * (1 + self.args.min_gain) else
+                        "  (not clearly faster than the first: the rounds overlap)")
+            mark = "->" if o is chosen else "  "
+            lines.append(f" {mark} {name}: {text}{note}")
+        self.say("\n".join(lines))
+
+    # -- the whole tune ------------------------------------------------------------------
+
+    def planned(self):
+        per = self.args.rounds
+        if self.search == "grid":
+            total = per * len(list(itertools.product(*(d.values for d in self.dims))))
+        else:
+            total = per * (sum(len(d.values) for d in self.dims) + 2)
+        return total + (2 * per if self.args.compare_precision else 0)
+
+    def run(self):
+        print(f"tune: framework={self.framework} task={self.task} device={self.device} "
+              f"precision={self.precision} on {sysinfo.host_slug(self.key)}: "
+              f"{self.search} search over "
+              + ", ".join(f"{d.name} {{{', '.join(show(v) for v in d.values)}}}"
+                          for d in self.dims), flush=True)
+        self.work = Work(profiles.working_path(self.profile), self.fingerprint(),
+                         self.args.restart)
+        self.bar = tqdm(total=self.planned(), desc="tune", unit="run", file=sys.stderr,
+                        disable=not bars_fit(sys.stderr), position=0)
+        try:
+            chosen, speedup = self.search_settings()
+            comparison = self.compare(chosen) if self.args.compare_precision else None
+        finally:
+            self.bar.close()
+        self.write_profile(chosen, speedup)
+        if comparison:
+            self.say(comparison)
+        print(f"profile: {self.profile}", flush=True)
+        print(f"use it: python -m bench framework={self.framework} task={self.task} "
+              f"device={self.device} precision={self.precision} tuned=true", flush=True)
+        return 0
+
+    def search_settings(self):
+        """(chosen settings, their throughput over the default's, measured together)."""
+        entry = (self.default, self.precision)
+        if self.search == "grid":
+            combos = [self.default]
+            for values in itertools.product(*(d.values for d in self.dims)):
+                settings = {"options": {}, "env": {}}
+                for d, v in zip(self.dims, values):
+                    settings[d.kind][d.name] = v
+                if settings != self.default:
+                    combos.append(settings)
+            outcomes = self.first_stage("grid", [(s, self.precision) for s in combos])
+            chosen = self.choose(outcomes)
+            self.table("grid", outcomes, chosen)
+            return chosen.settings, chosen.throughput / outcomes[0].throughput
+        current = self.default
+        for i, d in enumerate(self.dims):
+            stage = f"{d.kind}.{d.name}"
+            # the best so far (holding this switch's default) first, then its other values
+            entries = [(with_value(current, d, v), self.precision) for v in d.values]
+            outcomes = (self.first_stage(stage, entries) if i == 0
+                        else self.stage(stage, entries))
+            chosen = self.choose(outcomes)
+            self.table(stage, outcomes, chosen)
+            current = chosen.settings
+        if current == self.default:
+            self.bar.total -= 2 * self.args.rounds
+            self.bar.refresh()
+            return current, 1.0
+        outcomes = self.stage("confirm", [entry, (current, self.precision)])
+        chosen = self.choose(outcomes)
+        self.table("confirm", outcomes, chosen)
+        return chosen.settings, chosen.throughput / outcomes[0].throughput
+
+    def first_stage(self, stage, entries):
+        """The first stage measures the default: its accuracy is the bar for every other."""
+        outcomes = self.stage(stage, entries)
+        default = outcomes[0]
+        if not default.ok:
+            raise DefaultFailed(f"the default configuration did not run ({default.error}); tune "
+                            f"compares every candidate against it. Its runs: "
+                            f"{default.rounds[0]['result']}")
+        self.default_accuracy = default.accuracy
+        return outcomes
+
+    def compare(self, chosen):
+        other = self.args.compare_precision
+        outcomes = self.stage(f"precision.{other}", [(chosen, self.precision), (chosen, other)])
+        self.table(f"precision.{other}", outcomes, None)
+        base, alt = outcomes
+        if not (base.ok and alt.ok):
+            return (f"{other}: no comparison ({alt.error or base.error})")
+        unit = "examples/s" if self.cfg.task.kind == "train" else "images/s"
+        accuracy = (f" (accuracy {alt.accuracy:.4f} against {base.accuracy:.4f})"
+                    if alt.accuracy is not None and base.accuracy is not None else "")
+        return (f"{other} would run at {alt.throughput / base.throughput:.2f}x the {unit} of "
+                f"{self.precision} with the tuned settings{accuracy}. Not applied: precision "
+                f"is the run's own axis; `python -m bench tune ... precision={other}` tunes "
+                f"and `precision={other} tuned=true` uses it.")
+
+    def write_profile(self, chosen, speedup):
+        options = dict(chosen["options"])
+        env = {k: v for k, v in chosen["env"].items() if v is not None}
+        finished = [m["finished"] for m in self.work.measurements]
+        profile = {
+            "version": profiles.VERSION, "host": self.key, "framework": self.framework,
+            "task": self.task, "device": self.device, "precision": self.precision,
+            "options": options, "env": env, "changed": label(chosen, self.default),
+            "defaults": self.default, "speedup": speedup, "search": self.search,
+            "rounds": self.args.rounds, "accuracy_drop": self.args.accuracy_drop,
+            "min_gain": self.args.min_gain, "overrides": self.overrides,
+            "preset": OmegaConf.to_container(self.base.preset),
+            "measured": max(finished) if finished else None, "rounds_file": str(self.work.path),
+            "runs": str(self.runs_dir), "bench_version": __version__,
+            "git_commit": sysinfo.git_commit(project_dir())}
+        files.write_json(self.profile, profile)
+        unit = "examples/s" if self.cfg.task.kind == "train" else "images/s"
+        self.say(f"tuned: {profile['changed']} ({speedup:.2f}x the default's {unit}, same "
+                 f"window; {self.ran} runs, {self.skipped} finished rounds kept from before)")
+
+
+def _parse(argv):
+    parser = argparse.ArgumentParser(
+        prog="python -m bench tune",
+        usage="python -m bench tune framework=<name> task=<task> [key=value ...] [options]",
+        description="The fastest setting of the framework's declared tuning switches on this "
+                    "host: every candidate a real run, in rounds that alternate the candidates; "
+                    "writes the host's profile, which `tuned=true` applies.",
+        epilog="exit status: 0; 1 when the default configuration fails; 2 a bad command line "
+               "or config; 130 after Ctrl-C, 143 after SIGTERM. More: docs/tuning.md.")
+    parser.add_argument("--rounds", type=int, default=ROUNDS,
+                        help=f"rounds per candidate (default {ROUNDS}); more add to those kept")
+    parser.add_argument("--search", choices=["auto", "grid", "coordinate"], default="auto",
+                        help=f"every combination, or one switch at a time (auto: grid up to "
+                             f"{GRID_LIMIT} combinations)")
+    parser.add_argument("--accuracy-drop", type=float, default=ACCURACY_DROP, metavar="X",
+                        help=f"a candidate this much less accurate than the default is not "
+                             f"chosen (default {ACCURACY_DROP})")
+    parser.add_argument("--min-gain", type=float, default=MIN_GAIN, metavar="X",
+                        help=f"a candidate must be this much faster, its rounds not overlapping "
+                             f"(default {MIN_GAIN})")
+    parser.add_argument("--compare-precision", default=None, metavar="P",
+                        help="also measure the tuned settings at precision P (e.g. bf16)")
+    parser.add_argument("--restart", action="store_true",
+                        help="discard the measured rounds and start again")
+    parser.add_argument("--out", default=None, metavar="DIR",
+                        help="the runs' directories (default results/tune)")
+    overrides = [a for a in argv if "=" in a and not a.startswith("-")]
+    args = parser.parse_args([a for a in argv if a not in overrides])
+    if args.rounds < 1:
+        parser.error(f"--rounds {args.rounds}: at least 1")
+    keys = [override_key(o) for o in overrides]
+    for key in keys:
+        if key.split(".")[0] in REFUSED:
+            parser.error(f"{key}= has no place in a tune (it measures the composed config's "
+                         f"defaults against its candidates)")
+    for needed in ("framework", "task"):
+        if needed not in keys:
+            parser.error(f"name the {needed}: python -m bench tune framework=<name> "
+                         f"task=<task> (frameworks: "
+                         f"{', '.join(capabilities.framework_names())})")
+    if "preset" not in keys:
+        overrides.append(f"preset={DEFAULT_PRESET}")
+        task = next(o.split("=", 1)[1] for o, k in zip(overrides, keys) if k == "task")
+        overrides += short_run(task, keys)
+    return args, overrides
+
+
+def main(argv):
+    try:
+        args, overrides = _parse(argv)
+    except SystemExit as exc:  # --help (0), or a bad command line (2): argparse said which
+        return exc.code
+    signals.install()
+    tune = None
+    try:
+        tune = Tune(args, overrides)
+        # one tune per working file at a time: a second one stops and names the first
+        with files.locked(profiles.working_path(tune.profile), timeout_s=0,
+                          hint="wait for that tune to finish"):
+            return tune.run()
+    except KeyboardInterrupt as exc:
+        signals.ignore()  # recorded; more signals must not cut the exit
+        what = getattr(exc, "what", "Ctrl-C")
+        kept = len(tune.work.measurements) if tune and hasattr(tune, "work") else 0
+        where = f" in {tune.work.path}" if kept else ""
+        print(f"\ninterrupted ({what}): the running worker was killed; {kept} finished rounds "
+              f"kept{where}; the same command resumes", flush=True)
+        return getattr(exc, "exit_status", 130)
+    except DefaultFailed as exc:
+        print(f"tune: {exc}", file=sys.stderr, flush=True)
+        return 1
+    except BenchError as exc:
+        print(f"tune: {exc}", file=sys.stderr, flush=True)
+        return 2
+    except Exception as exc:  # a bad override: Hydra's or OmegaConf's message, one line
+        if type(exc).__module__.split(".")[0] not in ("hydra", "omegaconf"):
+            raise
+        print(f"tune: {type(exc).__name__}: {exc}", file=sys.stderr, flush=True)
+        return 2
