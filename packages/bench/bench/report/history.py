@@ -1,8 +1,9 @@
 """A configuration over time: its results ordered by date and grouped into points by git commit
 (the runs of one commit are repeats), the report's metric per point, and each point judged
 against the one before by the one rule of bench.report.verdict. `python -m bench report
---history DIRS...` writes history.md, history.csv and history_<task>.png; the page shows the
-same charts. Only configurations with two points or more have a history."""
+--history DIRS...` adds its table to report.md and writes history.csv and
+history_<task>.png; the page shows the same charts. Only configurations with two points or more
+have a history."""
 import csv
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -61,7 +62,8 @@ def series(grid: Grid, min_change=0.05, min_runs=2):
     return sorted(found, key=lambda s: (s.task, s.row.lower(), s.column))
 
 
-def _commit(text):
+def short_commit(text):
+    """The first 10 hex digits, keeping "-dirty" (an uncommitted tree is its own point)."""
     return (text[:10] + ("-dirty" if text.endswith("-dirty") else "")) if text else ""
 
 
@@ -73,7 +75,7 @@ def markdown(found, metric: Metric, min_runs=2) -> str:
     for s in found:
         for point in s.points:
             change = point.verdict.text(min_runs) if point.verdict else "first"
-            rows.append([s.label, point.date[:19], _commit(point.commit),
+            rows.append([s.label, point.date[:19], short_commit(point.commit),
                          point.summary.text(number), change])
     return (f"History, by {metric.title} ({metric.unit('train')} for training, "
             f"{metric.unit('inference')} for inference): each point the runs of one commit, "
@@ -123,7 +125,7 @@ def figures(found, metric: Metric):
                     axes.plot(x, p.summary.median, marker="v" if slower else "^",
                               markersize=12, color="red" if slower else "green")
         axes.set_xticks(range(len(order)),
-                        [f"{_commit(k)[:7] if k in firsts and len(k) > 10 else ''}\n"
+                        [f"{short_commit(k) if k in firsts and len(k) > 10 else ''}\n"
                          f"{firsts[k][:10]}" for k in order], fontsize=7)
         better = "higher" if metric.higher_is_better else "lower"
         axes.set_ylabel(f"{metric.title} ({better} is better)")

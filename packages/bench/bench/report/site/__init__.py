@@ -28,9 +28,9 @@ def build(report=None, verify_paths=(), conf: Path = None, checkout: Path = None
             if report.history:
                 sections.append(render.charts_section(
                     render.history_images(report.history, grid.metric), "history-charts",
-                    "History", "each configuration over its commits (▼ slower, ▲ faster than "
+                    "History charts", "each configuration over its commits (▼ slower, ▲ faster than "
                     "the point before, by the rule)"))
-                nav.append(("history-charts", "History"))
+                nav.append(("history-charts", "History charts"))
         sections.append(render.hosts_section(model.hosts(grid.runs)))
         nav.append(("environment", "Environment"))
     verify_tables = [model.verify_table(p) for p in verify_paths]
@@ -52,7 +52,7 @@ def build(report=None, verify_paths=(), conf: Path = None, checkout: Path = None
 def comparison_sections(report):
     """(anchor, heading, HTML) of what the report compared: frameworks, hosts, the baseline,
     the 2018 figures, the history."""
-    from .. import reference_2018, tables
+    from .. import history, reference_2018, tables
 
     grid, metric = report.grid, report.grid.metric
     found = []
@@ -104,7 +104,8 @@ def comparison_sections(report):
             f"{report.reference.hardware}: beside full runs' total times; otherwise per "
             f"example, labelled.", ["framework", "task", "2018 GPU", "2018", "here"], rows)))
     if report.history:
-        rows = [[s.label, p.date[:19], p.commit[:10], p.summary.text(tables.number),
+        rows = [[s.label, p.date[:19], history.short_commit(p.commit),
+                 p.summary.text(tables.number),
                  p.verdict.text() if p.verdict else "first"]
                 for s in report.history for p in s.points]
         found.append(("history", "History", render.table_section(
