@@ -9,10 +9,11 @@ an accounting database."""
 import os
 import re
 import signal
-import socket
 import subprocess
 import time
 from pathlib import Path
+
+from bench.run.launch import free_ports
 
 NODES = ("node1", "node2")
 CPUS = 2  # per node name: two 2-node jobs may run at once (the fake framework mostly waits)
@@ -53,19 +54,6 @@ SlurmdTimeout=120
 InactiveLimit=0
 {nodes}PartitionName=debug Nodes={node_list} Default=YES MaxTime=INFINITE State=UP
 """
-
-
-def free_ports(count):
-    sockets = []
-    try:
-        for _ in range(count):
-            sock = socket.socket()
-            sockets.append(sock)
-            sock.bind(("127.0.0.1", 0))
-        return [sock.getsockname()[1] for sock in sockets]
-    finally:
-        for sock in sockets:
-            sock.close()
 
 
 class Cluster:
