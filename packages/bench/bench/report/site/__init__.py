@@ -28,8 +28,9 @@ def build(report=None, verify_paths=(), conf: Path = None, checkout: Path = None
             if report.history:
                 sections.append(render.charts_section(
                     render.history_images(report.history, grid.metric), "history-charts",
-                    "History charts", "each configuration over its commits (▼ slower, ▲ faster than "
-                    "the point before, by the rule)"))
+                    "History charts",
+                    "each configuration over its commits "
+                    "(▼ slower, ▲ faster than the point before, by the rule)"))
                 nav.append(("history-charts", "History charts"))
         sections.append(render.hosts_section(model.hosts(grid.runs)))
         nav.append(("environment", "Environment"))
