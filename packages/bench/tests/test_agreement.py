@@ -125,3 +125,30 @@ def test_no_section_without_repeated_seeds(tmp_path):
     out = tmp_path / "report"
     text = run_report(write(tmp_path / "runs", single), out)
     assert "Agreement" not in text and not (out / "agreement.csv").exists()
+
+
+def test_rows_that_lack_the_task_are_left_out(tmp_path):
+    """A comparison sweep records the rows without the task as unsupported: no agreement row."""
+    lacking = []
+    for seed in range(3):
+        r = agreement_result("keras", "rnn", seed, None)
+        r["status"] = "unsupported"
+        lacking.append(r)
+    runs = [r for r in agreement_runs() if r["config"]["framework"]["name"] != "keras"
+            or r["config"]["task"]["name"] != "rnn"]
+    text = run_report(write(tmp_path / "runs", runs + lacking), tmp_path / "out")
+    assert set(parse_table(section(text, "### RNN "))) == {"PyTorch", "TensorFlow"}
+
+
+def test_the_agreement_tables_go_into_a_documentation_block(tmp_path):
+    """`report --into FILE --table agreement`: the section's tables without its `##` line,
+    between the marker of the same arguments and its end line; --table main is untouched."""
+    runs = write(tmp_path / "runs", agreement_runs())
+    page = tmp_path / "page.md"
+    page.write_text(f"## Agreement\n\n<!-- bench report: {runs} --table agreement -->\nstale\n"
+                    f"<!-- end bench report -->\n")
+    assert command.main([str(runs), "--table", "agreement", "--into", str(page)]) == 0
+    text = page.read_text()
+    assert "stale" not in text and "## Agreement across frameworks" not in text
+    assert parse_table(section(text, "### CNN "))["Keras"]["outside"] == "accuracy, loss"
+    assert text.endswith("<!-- end bench report -->\n")

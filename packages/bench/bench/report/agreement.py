@@ -106,7 +106,7 @@ def groups(grid: Grid):
     some configuration holds two seeds or more (else the section is left out: [])."""
     found = {}
     for c in grid.configurations:
-        if c.first.kind != "train":
+        if c.first.kind != "train" or c.status == "unsupported":  # rows that lack the task
             continue
         entry = Entry(c.row, c.task, c.column, init_mode(c.first), c.runs)
         found.setdefault((c.task, c.column, entry.init), []).append(entry)
@@ -153,13 +153,17 @@ LEGEND = ("Final test accuracy and final training loss (the last epoch's mean) p
           "framework's own.")
 
 
-def markdown(found) -> str:
+def markdown(found, heading=True) -> str:
+    """The section; heading=False leaves out its `##` line (a documentation block under a
+    heading of its own, `report --into FILE --table agreement`)."""
     if not found:
         return ""
-    text = "## Agreement across frameworks\n\n" + LEGEND + "\n"
+    text = ("## Agreement across frameworks\n\n" if heading else "") + LEGEND + "\n"
     summary = []
     for g in found:
         text += f"\n### {title(g.task)} {g.column}, init={g.init}\n\n"
+        if g.task == "densenet":
+            text += "Accuracy here: the mean ROC-AUC over the 14 labels.\n\n"
         rows = []
         for e in g.entries:
             seeds = str(len(e.values["accuracy"])) + (f" ({e.not_ok} not ok)" if e.not_ok

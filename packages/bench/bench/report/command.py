@@ -7,7 +7,8 @@ slower than its fastest row; then hyperfine-style sentences), report.json (the s
 report.schema.json), results.csv (one flat row per run) and <task>.png (bar charts), and prints
 report.md. It adds what the results allow: agreement across frameworks (seeds), data-parallel
 scaling, host against host, a baseline's verdicts, the 2018 figures, a history. With --into FILE
-it writes only the main table, into FILE's block marked with the same arguments: the tables of
+it writes only the main table (or --table agreement's), into FILE's block marked with the same
+arguments: the tables of
 the documentation, regenerated from committed result files (docs/reports.md).
 """
 import argparse
@@ -86,9 +87,13 @@ def parser():
     p.add_argument("--verify", nargs="+", action="extend", default=[], metavar="PATH",
                    help="with --html: verify.json files (or `bench verify` output directories)")
     p.add_argument("--into", metavar="FILE",
-                   help="only put the main table (legend and table) into FILE, between the line "
-                        "`<!-- bench report: <this command's other arguments> -->` and the line "
-                        "`<!-- end bench report -->`; nothing else is written")
+                   help="only put one table (its legend and the table; see --table) into FILE, "
+                        "between the line `<!-- bench report: <this command's other "
+                        "arguments> -->` and the line `<!-- end bench report -->`; nothing "
+                        "else is written")
+    p.add_argument("--table", choices=("main", "agreement"), default="main",
+                   help="with --into: the main table (default), or the agreement section's "
+                        "tables (runs of two seeds or more)")
     return p
 
 
@@ -159,7 +164,7 @@ END_MARKER = "<!-- end bench report -->"
 
 def into_file(args, argv):
     """Replace, in args.into, the block whose marker records this command's arguments (argv
-    less --into FILE) with the legend and the main table; the file's path."""
+    less --into FILE) with the legend and the main table (or --table's); the file's path."""
     path, wanted = Path(args.into), _without_into(argv)
     try:
         lines = path.read_text().splitlines(keepends=True)
@@ -174,7 +179,13 @@ def into_file(args, argv):
     if not found:
         raise ValueError(f"no result.json found in {' '.join(args.paths)}")
     grid = Grid(found, by_host=args.by_host, metric_name=args.metric)
-    table = main_table(grid, reference_2018.load() if args.reference else None)
+    if args.table == "agreement":
+        table = agreement.markdown(agreement.groups(grid), heading=False)
+        if not table:
+            raise ValueError(f"--table agreement: no training configuration in "
+                             f"{' '.join(args.paths)} has two seeds or more")
+    else:
+        table = main_table(grid, reference_2018.load() if args.reference else None)
     for start in reversed(starts):
         end = next((i for i in range(start + 1, len(lines))
                     if lines[i].rstrip("\n") == END_MARKER), None)
@@ -225,6 +236,8 @@ def main(argv):
     try:
         if args.verify and not args.html:
             raise ValueError("--verify goes with --html (the page shows the verify results)")
+        if args.table != "main" and not args.into:
+            raise ValueError("--table goes with --into (the report itself has every table)")
         if args.into:
             if not args.paths or args.html:
                 raise ValueError("--into takes result files or directories and writes the "
