@@ -32,15 +32,55 @@ def train_epoch(model, batches):
     """One epoch of model.fit over the shared batch order; Keras' mean loss of the epoch."""
     strategy = backend_strategy()
     taken = []
-    data = (_generator(batches, taken) if strategy is None
-            else _distributed_dataset(model, batches, taken))
-    history = model.fit(data, epochs=1, steps_per_epoch=len(batches), verbose=0,
-                        shuffle=False)
+    history = model.fit(fit_input(model, batches, taken), epochs=1,
+                        steps_per_epoch=len(batches), verbose=0, shuffle=False)
     if len(taken) != len(batches):
         raise RuntimeError("model.fit read %d of the epoch's %d batches (Keras %s%s)"
                            % (len(taken), len(batches), keras.__version__,
                               " under %s" % type(strategy).__name__ if strategy else ""))
     return history.history["loss"][-1]
+
+
+def fit_input(model, batches, taken=None):
+    """What fit reads for one epoch of the shared batch order (`taken` counts the batches it
+    gave): on TensorFlow our own tf.data pipeline (_dataset; under a strategy
+    _distributed_dataset), on JAX and PyTorch a generator. The R rows use it too."""
+    taken = [] if taken is None else taken
+    if backend_strategy() is not None:
+        return _distributed_dataset(model, batches, taken)
+    if keras.backend.backend() == "tensorflow":
+        return _dataset(lambda: _generator(batches, taken), _signature(model, batches))
+    return _generator(batches, taken)
+
+
+def predict_input(model, batches):
+    """What predict reads: (x,) per batch of the list `batches`, as fit_input."""
+    if keras.backend.backend() != "tensorflow":
+        return ((x,) for x in batches)  # Keras wants (inputs,) tuples from a generator
+    import tensorflow as tf
+
+    shape = (None,) + tuple(model.inputs[0].shape[1:])
+    return _dataset(lambda: ((x,) for x in batches),
+                    (tf.TensorSpec(shape, model.inputs[0].dtype),))
+
+
+def _dataset(generator, signature):
+    """On TensorFlow, the epoch as our own tf.data pipeline: Keras' adapter for a generator
+    autotunes, and the teardown of an autotuned pipeline stalled every fit of one epoch until
+    2.57 or 5.13 s after it began (bench_tensorflow.pipeline)."""
+    from bench_tensorflow import pipeline
+
+    return pipeline.from_generator(generator, signature)
+
+
+def _signature(model, batches, size=None):
+    """The (x, y) TensorSpecs of the epoch's batches (`size`: a static batch size): x as the
+    model's input, y as the labels (TrainBatches' y, or a plain list's first batch's)."""
+    import tensorflow as tf
+
+    y = batches.y if hasattr(batches, "y") else np.asarray(batches[0][1])
+    return (tf.TensorSpec((size,) + tuple(model.inputs[0].shape[1:]), model.inputs[0].dtype),
+            tf.TensorSpec((size,) + tuple(y.shape[1:]), y.dtype))
 
 
 def _distributed_dataset(model, batches, taken):
@@ -53,13 +93,10 @@ def _distributed_dataset(model, batches, taken):
     over the dataset (TensorFlowTrainer._maybe_symbolic_build), built or not: that pass gets
     zeros of the batch's shape, so that the epoch's batches are read once, in order (the
     training transform's random crops and the batch clock follow them)."""
-    import tensorflow as tf
-
     size = batches.batch_size * batches.world_size  # the global batch (TrainBatches)
-    x_shape = (size,) + tuple(model.inputs[0].shape[1:])
-    y_shape = (size,) + tuple(batches.y.shape[1:])
-    dummy = (np.zeros([d or 32 for d in x_shape], model.inputs[0].dtype),
-             np.zeros([d or 1 for d in y_shape], batches.y.dtype))
+    signature = _signature(model, batches, size)
+    dummy = tuple(np.zeros([d or 32 for d in spec.shape], spec.dtype.as_numpy_dtype)
+                  for spec in signature)
     passes = []
 
     def epoch():
@@ -69,9 +106,7 @@ def _distributed_dataset(model, batches, taken):
             return
         yield from _generator(batches, taken)
 
-    return tf.data.Dataset.from_generator(epoch, output_signature=(
-        tf.TensorSpec(x_shape, model.inputs[0].dtype),
-        tf.TensorSpec(y_shape, batches.y.dtype)))
+    return _dataset(epoch, signature)
 
 
 def backend_strategy():
@@ -86,8 +121,8 @@ def predict(model, batches):
     batches = list(batches)
     sizes = [len(x) for x in batches]
     batches = [_padded(x, multiple) for x in batches]
-    inputs = ((x,) for x in batches)  # Keras wants (inputs,) tuples from a generator
-    outputs = model.predict(inputs, steps=len(batches), verbose=0).astype("float32")
+    outputs = model.predict(predict_input(model, batches), steps=len(batches),
+                            verbose=0).astype("float32")
     if multiple == 1:
         return outputs
     starts = np.cumsum([0] + [len(x) for x in batches[:-1]])

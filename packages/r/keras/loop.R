@@ -7,10 +7,10 @@ layers <- keras$layers
 weights <- import("bench_keras.weights", convert = FALSE)  # neutral name -> variable
 spec <- import("bench_shared.spec", convert = FALSE)
 keras_options <- py_to_r(import("bench_keras", convert = FALSE)$options())  # r_keras.yaml
-# Keras' data adapters take a Python generator, not any iterable: one generator expression,
-# so that the batches never pass through R
-generator <- py_eval("lambda batches: (batch for batch in batches)", convert = FALSE)
-as_generator <- function(batches) py_call(generator, batches)
+# What fit and predict read: framework=keras's input pipelines (bench_keras.loop), so that
+# the batches never pass through R and TensorFlow's autotuned pipeline, whose teardown stalls
+# every epoch, is not used (bench_tensorflow/pipeline.py)
+inputs <- import("bench_keras.loop", convert = FALSE)
 
 # NCHW -> NHWC once, at load time: Keras' image layers default to channels last
 channels_last <- function(x) np$ascontiguousarray(np$transpose(x, tuple(0L, 2L, 3L, 1L)))
@@ -33,13 +33,13 @@ slot_table <- function(task, places) weights$slots(task, unname(places))
 
 # One epoch of fit over the runtime's batch order; Keras' mean loss of the epoch.
 keras_train_epoch <- function(model, batches) {
-  history <- model$fit(as_generator(batches), epochs = 1L, steps_per_epoch = py_len(batches),
-                       verbose = 0L, shuffle = FALSE)
+  history <- model$fit(inputs$fit_input(model, batches), epochs = 1L,
+                       steps_per_epoch = py_len(batches), verbose = 0L, shuffle = FALSE)
   py_to_r(builtins$float(py_get_item(py_get_item(history$history, "loss"), -1L)))
 }
 
 keras_predict <- function(model, batches) {
-  batches <- items(builtins$list(batches))
-  inputs <- as_generator(lapply(batches, tuple))  # Keras wants (inputs,) tuples
-  model$predict(inputs, steps = length(batches), verbose = 0L)$astype("float32")
+  batches <- builtins$list(batches)
+  model$predict(inputs$predict_input(model, batches), steps = py_len(batches),
+                verbose = 0L)$astype("float32")
 }

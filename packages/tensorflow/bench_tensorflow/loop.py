@@ -7,7 +7,7 @@ from keras import losses
 
 from bench_keras_layers import native_layout  # noqa: F401  NCHW -> NHWC once, as Keras' layers
 
-from . import device, options, strategy
+from . import device, options, pipeline, strategy
 
 
 class Model(object):
@@ -55,15 +55,15 @@ class Model(object):
 
 
 def _pipeline(batches):
-    """tf.data around the shared batch order: batching on a background thread, prefetched."""
+    """tf.data around the shared batch order: batching on a background thread, prefetched
+    (bench_tensorflow.pipeline: without autotuning, whose teardown would stall each epoch)."""
     x0 = batches.x[:1]
     x_spec = tf.TensorSpec((None,) + x0.shape[1:], tf.as_dtype(x0.dtype))
     if getattr(batches, "transform", None) is not None:  # densenet's images: float32 input
         x_spec = tf.TensorSpec(None, tf.float32)
     signature = (x_spec, tf.TensorSpec((None,) + batches.y.shape[1:],
                                        tf.as_dtype(batches.y.dtype)))
-    return tf.data.Dataset.from_generator(lambda: iter(batches), output_signature=signature) \
-        .prefetch(tf.data.AUTOTUNE)
+    return pipeline.from_generator(lambda: iter(batches), signature)
 
 
 def train_epoch(model, batches):
