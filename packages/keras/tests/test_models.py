@@ -80,3 +80,26 @@ def test_the_trained_weights_check_catches_keras_own_adam(monkeypatch):
         cfg["lr"], beta_1=cfg["beta1"], beta_2=cfg["beta2"], epsilon=cfg["eps"]))
     with pytest.raises(conformance.ConformanceError, match="embedding.weight differs"):
         conformance.check_training_steps(conformance.Framework(declared), "rnn")
+
+
+@pytest.mark.skipif(FRAMEWORK != "keras", reason="the tf.data input of Keras on TensorFlow")
+def test_fit_and_predict_read_a_pipeline_without_autotuning():
+    """Keras' own adapter for a generator autotunes its tf.data pipeline, whose teardown ended
+    every one-epoch fit at 2.57 or 5.13 s (packages/keras/README.md): ours must not, and must
+    still give fit every batch once, in order."""
+    from bench_keras import loop
+
+    _, model, _ = loaded_model("rnn")
+    rng = np.random.RandomState(0)
+    batches = [(rng.randint(0, 100, (4, spec.RNN.seq_len)).astype("int32"),
+                rng.randint(0, 2, 4).astype("int64")) for _ in range(3)]
+    taken = []
+    data = loop.fit_input(model, batches, taken)
+    assert data.options().autotune.enabled is False
+    read = [(x.numpy(), y.numpy()) for x, y in data]
+    assert len(taken) == 3
+    for (x, y), (x0, y0) in zip(read, batches):
+        np.testing.assert_array_equal(x, x0)
+        np.testing.assert_array_equal(y, y0)
+    inputs = loop.predict_input(model, [x for x, _ in batches])
+    assert inputs.options().autotune.enabled is False
