@@ -78,13 +78,15 @@ def test_a_generated_table_is_what_the_committed_results_give(path, number, args
 def test_into_replaces_only_the_block_of_its_arguments(tmp_path):
     results = write_results(tmp_path / "results", CURRENT)
     page = tmp_path / "page.md"
-    page.write_text(f"# A page\n\n<!-- bench report: {results} --metric total -->\nstale\n"
-                    f"{END_MARKER}\n\n<!-- bench report: {results} --metric steady -->\n"
+    example = f"```\n<!-- bench report: {results} --metric total -->\nexample\n{END_MARKER}\n```\n"
+    page.write_text(f"# A page\n\n{example}<!-- bench report: {results} --metric total -->\n"
+                    f"stale\n{END_MARKER}\n\n<!-- bench report: {results} --metric steady -->\n"
                     f"kept\n{END_MARKER}\n\nThe end.\n")
     done = bench_report(results, "--metric", "total", "--into", page, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     text = page.read_text()
     assert "stale" not in text and "kept" in text and text.endswith("\nThe end.\n")
+    assert example in text  # a marker shown in a fenced code block is an example, not a block
     assert "| framework |" in text and "Cells: total time" in text
     assert "51.0 (50.0–54.0, n=3) · 77.6 %" in text  # torch's three CNN runs on the P100
     assert not (tmp_path / "results" / "reports").exists()  # nothing else is written

@@ -170,8 +170,8 @@ def into_file(args, argv):
         lines = path.read_text().splitlines(keepends=True)
     except OSError as exc:
         raise ValueError(f"--into {path}: cannot read it ({exc.strerror or exc})") from None
-    starts = [i for i, line in enumerate(lines)
-              if (m := MARKER.match(line.rstrip("\n"))) and shlex.split(m.group(1)) == wanted]
+    starts = [i for i in _unfenced(lines)
+              if (m := MARKER.match(lines[i].rstrip("\n"))) and shlex.split(m.group(1)) == wanted]
     if not starts:
         raise ValueError(f"--into {path}: no line `<!-- bench report: {shlex.join(wanted)} -->` "
                          f"in it; put that line and `{END_MARKER}` where the table goes")
@@ -195,6 +195,17 @@ def into_file(args, argv):
         lines[start + 1:end] = ["\n", table, "\n"]
     files.write_text(path, "".join(lines))
     return path
+
+
+def _unfenced(lines):
+    """The indices of the lines outside fenced code blocks (a marker shown in a ``` block is an
+    example of one, not a block)."""
+    fenced = False
+    for i, line in enumerate(lines):
+        if line.startswith(("```", "~~~")):
+            fenced = not fenced
+        elif not fenced:
+            yield i
 
 
 def _without_into(argv):
