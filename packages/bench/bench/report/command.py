@@ -8,8 +8,8 @@ report.schema.json), results.csv (one flat row per run) and <task>.png (bar char
 report.md. It adds what the results allow: agreement across frameworks (seeds), data-parallel
 scaling, host against host, a baseline's verdicts, the 2018 figures, a history. With --into FILE
 it writes only the main table (or --table agreement's), into FILE's block marked with the same
-arguments: the tables of
-the documentation, regenerated from committed result files (docs/reports.md).
+arguments: the tables of the documentation, regenerated from committed result files
+(docs/reports.md).
 """
 import argparse
 import re
