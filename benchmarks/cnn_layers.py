@@ -7,16 +7,23 @@ peak; with --framework torch also the whole step and its operators' shares (torc
     .nox/paddle/bin/python benchmarks/cnn_layers.py --framework paddle --peak 339
 
 --peak: the host's fp32 GFLOP/s (`python -m bench peak`). A timing script, not a test: run it on
-a quiet machine. Imports only the framework and numpy (it runs in the framework's environment).
+a quiet machine. Imports the framework and bench_shared (installed in every framework's
+environment, where it runs).
 """
 import argparse
 import time
 
-B = 64
-# name, input channels, output channels, side (3 x 3 kernels, padding 1): SPEC's CNN
-CONVS = [("conv1", 3, 50, 32), ("conv2", 50, 50, 32), ("conv3", 50, 100, 16),
-         ("conv4", 100, 100, 16)]
-DENSE = [("dense1", 6400, 512), ("dense2", 512, 10)]
+from bench_shared.spec import CNN
+
+B = CNN.batch_size
+K, PAD = CNN.kernel_size, CNN.padding
+_C0, (_C1, _C2, _C3, _C4), _SIDE = CNN.input_shape[0], CNN.conv_channels, CNN.input_shape[1]
+# name, input channels, output channels, side (two blocks of two convolutions, a 2x2 pool after
+# each block)
+CONVS = [("conv1", _C0, _C1, _SIDE), ("conv2", _C1, _C2, _SIDE),
+         ("conv3", _C2, _C3, _SIDE // 2), ("conv4", _C3, _C4, _SIDE // 2)]
+DENSE = [("dense1", CNN.flat_features, CNN.dense_units),
+         ("dense2", CNN.dense_units, CNN.num_classes)]
 
 
 def flops(name, macs):
@@ -40,10 +47,10 @@ def torch_layers():
     from torch import nn
 
     for name, c, o, s in CONVS:
-        conv = nn.Conv2d(c, o, 3, padding=1).to(memory_format=torch.channels_last)
+        conv = nn.Conv2d(c, o, K, padding=PAD).to(memory_format=torch.channels_last)
         x = torch.randn(B, c, s, s).to(memory_format=torch.channels_last)
         x.requires_grad_(name != "conv1")
-        yield name, s * s * c * o * 9, timed(lambda conv=conv, x=x: conv(x).sum().backward())
+        yield name, s * s * c * o * K * K, timed(lambda conv=conv, x=x: conv(x).sum().backward())
     for name, i, o in DENSE:
         dense, x = nn.Linear(i, o), torch.randn(B, i, requires_grad=True)
         yield name, i * o, timed(lambda dense=dense, x=x: dense(x).sum().backward())
@@ -56,15 +63,17 @@ def torch_step(peak):
     from torch import nn
     from torch.profiler import ProfilerActivity, profile
 
+    d1, d2, d3 = CNN.dropout
+    convs = [nn.Conv2d(c, o, K, padding=PAD) for _, c, o, _ in CONVS]
+    (_, f, h), (_, _, n) = DENSE
     net = nn.Sequential(
-        nn.Conv2d(3, 50, 3, padding=1), nn.ReLU(), nn.Conv2d(50, 50, 3, padding=1),
-        nn.MaxPool2d(2), nn.ReLU(), nn.Dropout(0.25), nn.Conv2d(50, 100, 3, padding=1), nn.ReLU(),
-        nn.Conv2d(100, 100, 3, padding=1), nn.MaxPool2d(2), nn.ReLU(), nn.Dropout(0.25),
-        nn.Flatten(), nn.Linear(6400, 512), nn.ReLU(), nn.Dropout(0.5), nn.Linear(512, 10),
+        convs[0], nn.ReLU(), convs[1], nn.MaxPool2d(2), nn.ReLU(), nn.Dropout(d1),
+        convs[2], nn.ReLU(), convs[3], nn.MaxPool2d(2), nn.ReLU(), nn.Dropout(d2),
+        nn.Flatten(), nn.Linear(f, h), nn.ReLU(), nn.Dropout(d3), nn.Linear(h, n),
     ).to(memory_format=torch.channels_last)
-    sgd = torch.optim.SGD(net.parameters(), lr=0.01, momentum=0.9)
-    x = torch.randn(B, 3, 32, 32).to(memory_format=torch.channels_last)
-    y = torch.randint(0, 10, (B,))
+    sgd = torch.optim.SGD(net.parameters(), lr=CNN.learning_rate, momentum=CNN.momentum)
+    x = torch.randn(B, *CNN.input_shape).to(memory_format=torch.channels_last)
+    y = torch.randint(0, CNN.num_classes, (B,))
 
     def step():
         sgd.zero_grad(set_to_none=True)
@@ -72,7 +81,7 @@ def torch_step(peak):
         sgd.step()
 
     seconds = timed(step, repeats=30)
-    total = sum(flops(n, s * s * c * o * 9) for n, c, o, s in CONVS) + sum(
+    total = sum(flops(n, s * s * c * o * K * K) for n, c, o, s in CONVS) + sum(
         flops(n, i * o) for n, i, o in DENSE)
     print(f"whole step: {seconds * 1e3:.1f} ms, {total / seconds / 1e9:.0f} GFLOP/s, "
           f"{total / seconds / 1e9 / peak:.2f} of the peak")
@@ -92,14 +101,14 @@ def jax_layers():
     import jax.numpy as jnp
 
     for name, c, o, s in CONVS:
-        x, w = jnp.ones((B, s, s, c)), jnp.full((3, 3, c, o), 0.01)
+        x, w = jnp.ones((B, s, s, c)), jnp.full((K, K, c, o), 0.01)
 
         def loss(x, w):
             return jax.lax.conv_general_dilated(
                 x, w, (1, 1), "SAME", dimension_numbers=("NHWC", "HWIO", "NHWC")).sum()
 
         grad = jax.jit(jax.grad(loss, argnums=1 if name == "conv1" else (0, 1)))
-        yield name, s * s * c * o * 9, timed(lambda grad=grad, x=x, w=w: grad(x, w),
+        yield name, s * s * c * o * K * K, timed(lambda grad=grad, x=x, w=w: grad(x, w),
                                              jax.block_until_ready)
     for name, i, o in DENSE:
         x, w = jnp.ones((B, i)), jnp.full((i, o), 0.01)
@@ -112,9 +121,9 @@ def paddle_layers():
 
     paddle.set_device("cpu")
     for name, c, o, s in CONVS:
-        conv, x = paddle.nn.Conv2D(c, o, 3, padding=1), paddle.randn([B, c, s, s])
+        conv, x = paddle.nn.Conv2D(c, o, K, padding=PAD), paddle.randn([B, c, s, s])
         x.stop_gradient = name == "conv1"
-        yield name, s * s * c * o * 9, timed(lambda conv=conv, x=x: conv(x).sum().backward())
+        yield name, s * s * c * o * K * K, timed(lambda conv=conv, x=x: conv(x).sum().backward())
     for name, i, o in DENSE:
         dense, x = paddle.nn.Linear(i, o), paddle.randn([B, i])
         x.stop_gradient = False
