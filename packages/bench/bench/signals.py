@@ -83,7 +83,12 @@ def deferred():
         signal.set_wakeup_fd(old_fd)
         os.close(read)
         os.close(write)
-        if not _pending:  # outermost: the handlers that were there before
+        if not _pending and pending.what:
+            # outermost, and a signal arrived: the process is ending (its caller raises
+            # Interrupted once all is recorded), and another signal on the way out (Slurm's
+            # second SIGTERM) must not cut that exit short with a traceback
+            ignore()
+        elif not _pending:  # outermost: the handlers that were there before
             for signum, handler in previous.items():
                 signal.signal(signum, handler)
         elif pending.what and _pending[-1].what is None:
