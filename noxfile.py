@@ -6,19 +6,30 @@ framework=<name>` then finds in .nox/<env>; `--install-only` builds it without t
     nox -s torch --install-only   # just build the PyTorch environment
     nox -s tensorflow_extended    # the tests too slow for every commit (see `extended`)
     nox -s slurm                  # a one-host Slurm cluster, driven through the CLI
+    nox -s lock -- torch          # resolve locks/torch.txt again, after changing its pins
 
-Why each environment is pinned the way it is: the package's README (packages/<dir>/README.md).
+Every session installs from its lock, locks/<session>.txt: the whole dependency set of its
+environment, pinned with hashes (`install`, `lock`). Why each environment is pinned the way it
+is: the package's README (packages/<dir>/README.md).
 """
 import dataclasses
+import hashlib
 import importlib.util
+import json
 import os
 import re
+import shlex
+import tempfile
+from collections import namedtuple
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Optional
 
 import nox
 
 nox.options.download_python = "never"  # interpreters come from the machine (PATH, pyenv)
+# uv where nox finds it (`pip install nox uv`), else pip; `nox -db virtualenv` builds with pip
+nox.options.default_venv_backend = "uv|virtualenv"
 ROOT = Path(__file__).resolve().parent
 # what rows need beyond their environment, how it is found and installed: the orchestrator's
 # own module, loaded by path (standard library only: nox's environment lacks bench's packages)
@@ -26,7 +37,7 @@ _spec = importlib.util.spec_from_file_location("bench_system",
                                                ROOT / "packages/bench/bench/run/system.py")
 system = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(system)
-RUNTIME = ("-e", "shared", "-e", "packages/bench")
+RUNTIME = ("shared", "packages/bench")  # the orchestrator and the runtime, editable
 SHARED_E2E = "packages/bench/tests_frameworks"  # every framework's smoke runs, from `bench`
 CONFORMANCE = "shared/tests/test_conformance.py"  # every framework's maths, in-process
 SLOWEST = ("--durations=8",)  # where CI's minutes go
@@ -37,12 +48,18 @@ KERAS2 = ("keras==2.3.1", "keras-applications==1.0.8", "keras-preprocessing==1.1
           "six==1.17.0")
 KERAS2_PY36 = (*KERAS2, "h5py==3.1.0", "cached-property==1.5.2", "pyyaml==6.0.1")
 KERAS2_PY311 = (*KERAS2, "h5py==3.16.0", "pyyaml==6.0.4")
+TORCH = "torch==2.13.0"  # PyPI's torch: the CUDA build (README: Set up, for a CPU-only one)
 
-
-def requirement(variable, default):
-    """A pin a user may replace, e.g. BENCH_TORCH_REQUIREMENT=torch for a CUDA build (the
-    defaults are the CPU builds: a plain `torch` from PyPI is a multi-GB CUDA build)."""
-    return os.environ.get(variable, default)
+# The locks: `nox -s lock` resolves each against PyPI alone, as it stood at LOCK_DATE (so that
+# resolving again gives the same bytes; move the date to take newer releases), for Linux on
+# x86-64 and the environment's Python, with the uv below (the locks are in its format).
+LOCKS = ROOT / "locks"
+LOCK_DATE = "2026-12-05T00:00:00Z"
+LOCK_INDEX = "https://pypi.org/simple"
+LOCK_PLATFORM = "x86_64-manylinux_2_28"  # glibc >= 2.28, which torch's wheels need
+LOCK_PYTHON = "3.11"  # unless the environment declares another (conf/framework/*.yaml)
+UV = "uv==0.13.9"
+MARKER = "bench-environment.json"  # in each environment: which lock built it (`mark`)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -50,11 +67,13 @@ class Env:
     """One environment and its session. A key that is not a field here is an error."""
 
     package: str  # packages/<dir> whose tests run here
-    requires: tuple  # installed first, so that pip keeps these pins
+    requires: tuple  # the pins it asks for; its lock holds these and all they need
     depends: tuple = ()  # other project packages it needs, installed editable beside it
-    build_requires: tuple = ()  # installed before `requires`, whose sdists build without isolation
-    pip: Optional[str] = None  # a pinned pip (old Pythons)
-    venv_backend: Optional[str] = None
+    build_requires: tuple = ()  # installed first: the lock's sdists build with these, in place
+    pip: Optional[str] = None  # a pinned pip (old Pythons), installed before anything else
+    venv_backend: Optional[str] = None  # None: nox.options.default_venv_backend
+    # (variable, the locked package its value replaces): a user's own build, e.g. CUDA's
+    overrides: tuple = ()
     worker_only: bool = False  # cannot run the orchestrator (Python < 3.9): workers' tests only
     runtime_tests: bool = False  # also the runtime's NumPy-only tests (one per NumPy/Python)
     test_requires: tuple = ("pytest",)
@@ -70,33 +89,36 @@ class Env:
 ENVIRONMENTS = {
     "torch": Env(
         package="packages/torch",
-        requires=(requirement("BENCH_TORCH_REQUIREMENT", "torch==2.13.0"),)),
+        requires=(TORCH,), overrides=(("BENCH_TORCH_REQUIREMENT", "torch"),)),
     "tensorflow": Env(  # framework=tensorflow and Keras 3 on TensorFlow: one set of pins
         package="packages/tensorflow", depends=("packages/keras_layers", "packages/keras"),
-        requires=(requirement("BENCH_TENSORFLOW_REQUIREMENT", "tensorflow-cpu==2.21.0"), KERAS),
+        requires=("tensorflow-cpu==2.21.0", KERAS),
+        overrides=(("BENCH_TENSORFLOW_REQUIREMENT", "tensorflow-cpu"),),
         also_tests=("packages/keras/tests", "packages/keras_layers/tests"),
         test_env=(("KERAS_BACKEND", "tensorflow"),),
         extended="densenet and (training_steps or smoke_run_learns_and_reports or "
                  "two_processes and tensorflow)"),
     "keras_jax": Env(
         package="packages/keras", depends=("packages/keras_layers",),
-        requires=(KERAS, requirement("BENCH_JAX_REQUIREMENT", "jax==0.10.2"), "jaxlib==0.10.2"),
+        requires=(KERAS, "jax==0.10.2", "jaxlib==0.10.2"),
+        overrides=(("BENCH_JAX_REQUIREMENT", "jax"),),
         test_env=(("KERAS_BACKEND", "jax"),),
         extended="densenet and (training_steps or two_processes)"),
     "keras_torch": Env(
         package="packages/keras", depends=("packages/keras_layers",),
-        requires=(KERAS, requirement("BENCH_TORCH_REQUIREMENT", "torch==2.13.0")),
+        requires=(KERAS, TORCH), overrides=(("BENCH_TORCH_REQUIREMENT", "torch"),),
         test_env=(("KERAS_BACKEND", "torch"),)),
     "flax": Env(
         package="packages/flax",
-        requires=(requirement("BENCH_JAX_REQUIREMENT", "jax[cpu]==0.10.2"), "jaxlib==0.10.2",
-                  "flax==0.12.8", "optax==0.2.8"),
+        requires=("jax[cpu]==0.10.2", "jaxlib==0.10.2", "flax==0.12.8", "optax==0.2.8"),
+        overrides=(("BENCH_JAX_REQUIREMENT", "jax"),),
         extended="densenet and (training_steps or two_processes)"),
     "mxnet": Env(
         package="packages/mxnet", runtime_tests=True,
-        requires=("numpy==1.23.5", requirement("BENCH_MXNET_REQUIREMENT", "mxnet==1.9.1"))),
+        requires=("numpy==1.23.5", "mxnet==1.9.1"),
+        overrides=(("BENCH_MXNET_REQUIREMENT", "mxnet"),)),
     "chainer_ideep": Env(  # iDeep's wheels: Python <= 3.7; its tests run from `chainer`
-        package="packages/chainer", venv_backend="venv",
+        package="packages/chainer", venv_backend="uv|venv",  # virtualenv: Python >= 3.9
         build_requires=("setuptools<70", "wheel"), worker_only=True,
         requires=("numpy==1.21.6", "setuptools<70", "chainer==7.8.1", "ideep4py==2.0.0.post3"),
         test_requires=("pytest", "pyyaml")),
@@ -106,8 +128,10 @@ ENVIRONMENTS = {
         requires=("numpy==1.23.5", "setuptools<70", "chainer==7.8.1", "mpi4py==4.1.2")),
     "paddle": Env(
         package="packages/paddle",
-        requires=("numpy==2.4.6", requirement("BENCH_PADDLE_REQUIREMENT", "paddlepaddle==3.3.1"))),
+        requires=("numpy==2.4.6", "paddlepaddle==3.3.1"),
+        overrides=(("BENCH_PADDLE_REQUIREMENT", "paddlepaddle"),)),
     "cntk": Env(  # CNTK 2.7 and Keras 2 on CNTK: CPython 3.6 only
+        # pip: uv installs nothing editable on 3.6 (no setuptools for 3.6 has PEP 660)
         package="packages/cntk", depends=("packages/keras2",), venv_backend="venv",
         pip="pip==21.3.1", worker_only=True,
         runtime_tests=True, e2e="packages/cntk/tests_e2e",
@@ -126,8 +150,8 @@ ENVIRONMENTS = {
         extended="keras_theano and (rnn or resnet50) or smoke_run and lasagne and rnn"),
     "onnxruntime": Env(
         package="packages/onnxruntime",
-        requires=(requirement("BENCH_ONNXRUNTIME_REQUIREMENT", "onnxruntime==1.32.0"),
-                  "onnx==1.23.2", "numpy==2.4.6")),
+        requires=("onnxruntime==1.32.0", "onnx==1.23.2", "numpy==2.4.6"),
+        overrides=(("BENCH_ONNXRUNTIME_REQUIREMENT", "onnxruntime"),)),
 }
 
 
@@ -164,21 +188,226 @@ def needs(name, scope="always"):
                    if when == scope})
 
 
+def declared_python(name):
+    """The Python version environment `name`'s frameworks declare (conf/framework), or None."""
+    versions = [dep[len("python"):] for dep in needs(name) if dep.startswith("python")]
+    return versions[0] if versions else None
+
+
 def interpreter(name):
     """(the interpreter environment `name` is built with, None: nox's own; why it cannot be
     built here, or None)."""
-    versions = [dep[len("python"):] for dep in needs(name) if dep.startswith("python")]
     missing = [system.missing(dep) for dep in needs(name)]
     why_not = "; ".join(filter(None, missing))
     if why_not:
         return None, f"framework={', '.join(FRAMEWORKS[name])}: {why_not}; session skipped"
-    return (system.find_python(versions[0]) if versions else None), None
+    version = declared_python(name)
+    return (system.find_python(version) if version else None), None
+
+
+# The sessions that are not a framework's: (requirements, project folders installed editable).
+# The `_e2e` sessions and `r` install core's lock: the orchestrator's.
+TOOLS = {
+    "lint": (("ruff==0.17.6",), ()),  # pinned: a new ruff's rules must not fail CI on its day
+    "core": (("pytest", "nox"), ("shared", "packages/bench[slurm,test]")),
+    "slurm": (("pytest",), ("shared", "packages/bench[slurm]")),
+}
+
+
+def projects(env):
+    """The project folders an environment installs editable."""
+    return ("shared", *(() if env.worker_only else ("packages/bench",)), *env.depends,
+            env.package)
+
+
+def lock_input(name):
+    """(Python, requirements, project folders) of lock `name`: what its session asks for by
+    name (the defaults, never a user's override) and, through the project packages it
+    installs, their dependencies. The projects themselves are not in the lock."""
+    if name in TOOLS:
+        return (LOCK_PYTHON, *TOOLS[name])
+    env = ENVIRONMENTS[name]
+    requires = ((env.pip,) if env.pip else ()) + env.build_requires + env.requires \
+        + env.test_requires
+    return declared_python(name) or LOCK_PYTHON, requires, projects(env)
+
+
+def canonical(requirement):
+    """The distribution a requirement names, normalised as PyPI does ("PyYAML<6" -> pyyaml)."""
+    return re.sub(r"[-_.]+", "-", re.match(r"\s*([\w.-]+)", requirement).group(1)).lower()
+
+
+def distribution(folder):
+    """The distribution name of a project folder (its pyproject.toml's, else setup.cfg's)."""
+    for file in ("pyproject.toml", "setup.cfg"):
+        path = ROOT / folder.split("[")[0] / file
+        found = path.is_file() and re.search(r'^name\s*=\s*"?([\w.-]+)', path.read_text(), re.M)
+        if found:
+            return found.group(1)
+    raise ValueError(f"{folder}: no project name in pyproject.toml or setup.cfg")
+
+
+Pin = namedtuple("Pin", "version needed_by text")
+
+
+def read_lock(path):
+    """{distribution: Pin(version, what needs it, its lines)} of a lock, from uv's format:
+    `name==version \\`, its `--hash=` lines, then `# via` lines naming what needs it, where
+    `-r noxfile` is the session asking for it by name."""
+    pins, name = {}, None
+    for line in Path(path).read_text().splitlines(keepends=True):
+        entry = re.match(r"([A-Za-z0-9][\w.-]*)(?:\[[^\]]*\])?==([^\s;\\]+)", line)
+        if entry:
+            name = canonical(entry.group(1))
+            pins[name] = Pin(entry.group(2), [], [line])
+        elif name and line.startswith(" "):  # a hash or a `# via` line of the entry above
+            pins[name].text.append(line)
+            via = re.sub(r"^#\s*(via\b)?", "", line.strip()).strip() if "#" in line else ""
+            if via:
+                pins[name].needed_by.append(via if via.startswith("-r") else canonical(via))
+        else:
+            name = None  # a header, a blank line or the footer
+    return pins
+
+
+def left_out(pins, package):
+    """`package` and what, by the lock's `# via`, only it needs, transitively: what a user's
+    replacement of `package` leaves out of the lock's install (torch's CUDA libraries beside a
+    CPU-only torch). What the session or a project package asks for stays."""
+    out = {package}
+    grew = True
+    while grew:
+        grew = False
+        for name, pin in pins.items():
+            if name not in out and pin.needed_by and set(pin.needed_by) <= out:
+                out.add(name)
+                grew = True
+    return out
+
+
+def install(session, lock, folders=(), env=None):
+    """Build the session's environment from locks/<lock>.txt: every
+    package of the lock at its pin, each file checked against the lock's hashes, nothing
+    resolved beyond it; then the project folders editable, without dependencies (the lock
+    holds theirs); then the marker (`mark`). Returns without installing where nox installs
+    nothing (--no-install on a reused environment).
+
+    An Env's `pip` and `build_requires` go first, from the lock too (its sdists then build in
+    the environment, with --no-build-isolation). A user's override (Env.overrides, e.g.
+    BENCH_TORCH_REQUIREMENT="torch==2.13.0+cpu --index-url https://download.pytorch.org/whl/cpu")
+    is shlex-split and installed after the lock, resolved by the installer with its
+    dependencies; the locked package it replaces, and what only that package needs, are left
+    out of the lock's install; both are said in the log and recorded in the marker."""
+    python = session.run_install("python", "-c", "import platform; print("
+                                 "platform.python_version())", silent=True)
+    if python is None:
+        return
+    python = python.strip().splitlines()[-1]
+    marker = Path(session.virtualenv.location) / MARKER
+    marker.unlink(missing_ok=True)  # a failed build leaves none
+    path = LOCKS / f"{lock}.txt"
+    if not path.is_file():
+        session.error(f"no lock {path.relative_to(ROOT)}: `nox -s lock -- {lock}` makes it")
+    locked_for = lock_input(lock)[0]
+    if not python.startswith(f"{locked_for}."):
+        session.warn(f"Python {python} installs locks/{lock}.txt, resolved for {locked_for}")
+    pins = read_lock(path)
+    overrides = [(variable, package, os.environ[variable])
+                 for variable, package in (env.overrides if env else ())
+                 if os.environ.get(variable)]
+    skipped = {variable: sorted(left_out(pins, package)) for variable, package, _ in overrides}
+    checked = ("--require-hashes", "--no-deps")
+    with tempfile.TemporaryDirectory() as tmp:
+        def part(file, names):
+            (Path(tmp) / file).write_text("".join(line for n in names for line in pins[n].text))
+            return str(Path(tmp) / file)
+
+        first = ((env.pip,) if env.pip else ()) + env.build_requires if env else ()
+        for requirement in first:  # one at a time: pip before what it installs
+            session.install(*checked, "-r", part("first.txt", [canonical(requirement)]))
+        isolation = ("--no-build-isolation",) if env and env.build_requires else ()
+        leave = {n for names in skipped.values() for n in names}
+        whole = str(path.relative_to(ROOT))
+        session.install(*checked, *isolation, "-r", part("lock.txt", [
+            n for n in pins if n not in leave]) if leave else whole)
+    for variable, _, value in overrides:
+        session.warn(f"override {variable}={value!r}: in place of locks/{lock}.txt's "
+                     f"{', '.join(skipped[variable])}")
+        session.install(*shlex.split(value))
+    if folders:
+        session.install("--no-deps", *editable(folders))
+    if env and env.install_step:
+        session.run_install(*env.install_step)
+    mark(session, path, python, [
+        {"variable": variable, "value": value, "left_out": skipped[variable]}
+        for variable, _, value in overrides])
+
+
+def mark(session, lock, python, overrides):
+    """Write <environment>/bench-environment.json, which says how it was built:
+
+    - environment: the session's name (`torch`, `cntk_e2e`, ...)
+    - lock: the lock it was built from, relative to the repository (`locks/torch.txt`)
+    - lock_sha256: that file's SHA-256 when it was built (another: the lock changed since)
+    - python: the environment's Python version (`3.11.7`)
+    - installer: `uv` or `pip`
+    - overrides: [{variable, value, left_out}]: each user's replacement installed on top of
+      the lock, and the locked packages it left out ([] when built from the lock alone)
+    - built: when, UTC, ISO 8601 (`2026-12-06T05:00:00Z`)
+    """
+    record = {
+        "environment": session.name, "lock": str(lock.relative_to(ROOT)),
+        "lock_sha256": hashlib.sha256(lock.read_bytes()).hexdigest(), "python": python,
+        "installer": "uv" if session.venv_backend == "uv" else "pip", "overrides": overrides,
+        "built": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")}
+    marker = Path(session.virtualenv.location) / MARKER
+    marker.write_text(json.dumps(record, indent=2) + "\n")
+
+
+@nox.session(default=False)
+def lock(session):
+    """Resolve every lock again (locks/<session>.txt), or those named: `nox -s lock -- torch`.
+    Each is what its session asks for by name (Env.requires and the rest, TOOLS) and what the
+    project packages it installs need, for its Python, from PyPI alone as it stood at
+    LOCK_DATE, whatever this machine's pip or uv configuration says: the same inputs give the
+    same bytes."""
+    names = session.posargs or [*ENVIRONMENTS, *TOOLS]
+    unknown = sorted(set(names) - set(ENVIRONMENTS) - set(TOOLS))
+    if unknown:
+        session.error(f"no environment {unknown}: one of {', '.join([*ENVIRONMENTS, *TOOLS])}")
+    session.install(UV)
+    LOCKS.mkdir(exist_ok=True)
+    clean = {variable: None for variable in os.environ if variable.startswith("UV_")}
+    for name in names:
+        python, requires, folders = lock_input(name)
+        env = ENVIRONMENTS.get(name)
+        with tempfile.TemporaryDirectory() as tmp:
+            # the input's name is what the lock's `# via -r noxfile` says
+            Path(tmp, "noxfile").write_text("".join(
+                f"{line}\n" for line in [*requires, *(f"-e {ROOT / f}" for f in folders)]))
+            build = ()
+            if env and env.build_requires:  # sdists whose metadata build needs these
+                Path(tmp, "build.txt").write_text("\n".join(env.build_requires) + "\n")
+                build = ("--build-constraints", "build.txt")
+            with session.chdir(tmp):
+                session.run(
+                    "uv", "pip", "compile", "noxfile", "--output-file", "lock.txt",
+                    "--no-config", "--index-url", LOCK_INDEX, "--exclude-newer", LOCK_DATE,
+                    "--python-version", python, "--python-platform", LOCK_PLATFORM,
+                    "--generate-hashes", "--quiet", *build,
+                    *(f"--no-emit-package={distribution(f)}" for f in folders),
+                    "--custom-compile-command", f"nox -s lock -- {name}", env=clean)
+            text = Path(tmp, "lock.txt").read_text()
+        target = LOCKS / f"{name}.txt"
+        state = ("unchanged" if target.is_file() and target.read_text() == text
+                 else "updated" if target.is_file() else "written")
+        target.write_text(text)
+        session.log(f"locks/{name}.txt: {state}")
 
 
 @nox.session
 def lint(session):
-    # Pinned: a new ruff release adds rules, and CI must not fail on a release day.
-    session.install("ruff==0.17.6")
+    install(session, "lint")
     session.run("ruff", "check", ".")
 
 
@@ -188,7 +417,7 @@ def core(session):
     With the Slurm extra: a test sweeps with hydra/launcher=submitit_local; with the test
     extra (selenium), the HTML page is tested in Chromium where it is installed; with nox, the
     sessions' skips where a system package is missing."""
-    session.install("-e", "shared", "-e", "packages/bench[slurm,test]", "pytest", "nox")
+    install(session, "core", TOOLS["core"][1])
     pytest(session, "shared/tests", "packages/bench/tests", *session.posargs)
 
 
@@ -206,7 +435,7 @@ def slurm(session):
     if os.geteuid() != 0:
         session.skip("the one-host Slurm cluster starts its own slurmd and munged: root only; "
                      "session skipped")
-    session.install("-e", "shared", "-e", "packages/bench[slurm]", "pytest")
+    install(session, "slurm", TOOLS["slurm"][1])
     pytest(session, "packages/bench/tests_slurm", *session.posargs)
 
 
@@ -251,17 +480,7 @@ def framework_session(name, env, extended=False):
     def run(session):
         if why_not:
             session.skip(why_not)
-        if env.pip:
-            session.install(env.pip)
-        if env.build_requires:  # sdists built here, with these, not in isolation
-            session.install(*env.build_requires)
-            session.install("--no-build-isolation", *env.requires)
-        else:
-            session.install(*env.requires)
-        runtime = ["-e", "shared"] if env.worker_only else list(RUNTIME)
-        session.install(*runtime, *editable([*env.depends, env.package]), *env.test_requires)
-        if env.install_step:
-            session.run_install(*env.install_step)
+        install(session, name, projects(env), env)
         variables = {key: value.replace("{venv}", session.virtualenv.location)
                      for key, value in env.test_env}
         if "LD_LIBRARY_PATH" in variables and os.environ.get("LD_LIBRARY_PATH"):
@@ -290,7 +509,7 @@ def e2e_session(name, env):
         why_not = interpreter(name)[1]
         if why_not:
             session.skip(why_not)
-        session.install(*RUNTIME, "pytest")
+        install(session, "core", RUNTIME)
         pytest(session, SHARED_E2E, env.e2e, *session.posargs,
                env={"BENCH_E2E_FRAMEWORKS": ",".join(FRAMEWORKS[name])})
 
@@ -307,7 +526,7 @@ def r(session):
     why = system.missing("r")
     if why:
         session.skip(f"framework={', '.join(sorted(R_ROWS))}: {why}; session skipped")
-    session.install(*RUNTIME, "pytest")
+    install(session, "core", RUNTIME)
     pytest(session, SHARED_E2E, "packages/r/tests", *session.posargs,
            env={"BENCH_E2E_FRAMEWORKS": ",".join(sorted(R_ROWS))})
 
