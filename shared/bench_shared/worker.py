@@ -24,8 +24,8 @@ from . import (
     distributed,
     jsonsafe,
     lifeline,
-    metrics,
     progress,
+    quality,
     reference_train,
     slots,
     spec,
@@ -149,10 +149,10 @@ def evaluate(task, model, arrays, cfg, transform, result):
     if logits.shape != expected:
         raise ValueError("predict returned shape %s, expected %s" % (logits.shape, expected))
     if labels:
-        result["accuracy"], result["label_auc"] = metrics.mean_roc_auc(logits, test_y)
+        result["accuracy"], result["label_auc"] = quality.mean_roc_auc(logits, test_y)
         result["accuracy_metric"] = "mean_roc_auc"
     else:
-        result["accuracy"] = metrics.accuracy(logits, test_y)
+        result["accuracy"] = quality.accuracy(logits, test_y)
         result["accuracy_metric"] = "accuracy"
     result["test_examples"] = len(test_x)
     progress.emit("phase_end", phase="evaluate", accuracy=result["accuracy"])

@@ -7,13 +7,13 @@ import subprocess
 import sys
 from pathlib import Path
 
-from .run import config, pipeline, record
+from .run import benchmark, config, record
 
 
 def make_run(framework, *overrides):
     """The run dict the orchestrator would hand a worker, composed from the real configs."""
     cfg = config.compose([f"framework={framework}", *overrides])
-    return pipeline.worker_run(cfg, {"arrays": {}, "limits": {}})
+    return benchmark.worker_run(cfg, {"arrays": {}, "limits": {}})
 
 
 def run_cli(args, cwd, cache_dir, timeout=900):

@@ -7,7 +7,7 @@ from hydra.errors import ConfigCompositionException
 from omegaconf import OmegaConf
 
 import bench
-from bench.run import capabilities, config, pipeline
+from bench.run import benchmark, capabilities, config
 from bench_shared import spec
 
 
@@ -47,12 +47,12 @@ def test_defaults_follow_spec():
 
 def test_presets_shrink_without_changing_the_task():
     full = compose_typed("task=cnn", "preset=full")
-    assert pipeline.effective_task(full)["epochs"] == spec.CNN.epochs
+    assert benchmark.effective_task(full)["epochs"] == spec.CNN.epochs
     smoke = compose_typed("task=cnn", "preset=smoke")
-    assert pipeline.effective_task(smoke)["epochs"] == smoke.preset.epochs < spec.CNN.epochs
+    assert benchmark.effective_task(smoke)["epochs"] == smoke.preset.epochs < spec.CNN.epochs
     assert dataclasses.asdict(smoke.task) == dataclasses.asdict(full.task)
     quick = compose_typed("task=resnet50", "preset=quick")
-    assert pipeline.effective_task(quick)["num_batches"] == quick.preset.inference_batches
+    assert benchmark.effective_task(quick)["num_batches"] == quick.preset.inference_batches
 
 
 @pytest.mark.parametrize("override", ["task.epochz=3", "task.epochs=ten", "device.index=x",
@@ -104,7 +104,7 @@ def test_the_runtime_run_schema_agrees_with_the_task_schema(task):
     composed = dataclasses.asdict(compose_typed(f"task={task}").task)
     composed["description"] = ""
     assert contract.task_config(task) == composed
-    run = pipeline.worker_run(compose_typed(f"task={task}", "framework=torch"),
+    run = benchmark.worker_run(compose_typed(f"task={task}", "framework=torch"),
                          {"arrays": {}, "limits": {}})
     assert set(run) == set(contract.RUN_FIELDS)
     contract.check_run(run)

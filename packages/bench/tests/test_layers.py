@@ -11,7 +11,7 @@ BENCH = Path(__file__).resolve().parents[1] / "bench"
 # reports (result files in); the tools (sub-commands driving runs); the command line and the
 # test helpers on top
 LAYERS = [
-    ("base", ("bench", "bench.errors", "bench.signals", "bench.console")),
+    ("base", ("bench", "bench.errors", "bench.signals", "bench.console", "bench.files")),
     ("data", ("bench.data",)),
     ("run", ("bench.run",)),
     ("report", ("bench.report",)),
@@ -102,7 +102,7 @@ def test_the_checker_sees_an_upward_import_and_a_cycle(tmp_path):
     imports one that imports it back inside a function (as app.py and peak.py once did)."""
     bad = tmp_path / "bench" / "data" / "bad.py"
     bad.parent.mkdir(parents=True)
-    bad.write_text("from ..run import pipeline\n\n\ndef f():\n    from . import cache\n")
-    assert "bench.run.pipeline" in imports("bench.data.bad", bad)
-    assert layer("bench.run.pipeline")[0] > layer("bench.data.bad")[0]
+    bad.write_text("from ..run import benchmark\n\n\ndef f():\n    from . import cache\n")
+    assert "bench.run.benchmark" in imports("bench.data.bad", bad)
+    assert layer("bench.run.benchmark")[0] > layer("bench.data.bad")[0]
     assert "bench.data.cache" in imports("bench.data.bad", bad)

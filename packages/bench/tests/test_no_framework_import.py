@@ -16,7 +16,7 @@ from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
 import bench
 from bench_shared import spec
-from bench.run import capabilities, config, environments, pipeline
+from bench.run import benchmark, capabilities, config, environments
 config.register()
 for name in capabilities.framework_names():
     for task in spec.TASKS:
@@ -27,7 +27,7 @@ for name in capabilities.framework_names():
             capabilities.check(cfg)
         except bench.errors.UnsupportedError:  # a task it does not declare (an inference
             continue                            # runtime's cnn): refused, nothing imported
-        pipeline.effective_task(cfg)
+        benchmark.effective_task(cfg)
         try:
             environments.find_python(cfg.framework)
         except bench.errors.EnvironmentNotFound:

@@ -54,10 +54,10 @@ def test_host_peak_is_measured_once_cached_and_shown_beside_utilisation(run_benc
 
 @pytest.mark.parametrize("damage", ["[]", "flops 0", "flops 'fast'"])
 def test_a_peak_file_of_another_shape_is_reported_and_ignored(run_bench, own_cache, damage):
-    from bench.run import hosts, sysinfo
+    from bench.run import host_files, sysinfo
 
     env, cache = own_cache
-    file = hosts.peak_path(str(cache))
+    file = host_files.peak_path(str(cache))
     file.parent.mkdir(parents=True)
     peak = {"version": 1, "host": sysinfo.host_key(), "measured": "2026-01-01T00:00:00",
             "precisions": {"fp32": {"flops": 1e11, "framework": "fake"}},

@@ -9,7 +9,7 @@ from matplotlib.container import BarContainer
 from mdtable import parse_table
 
 from bench.report import baseline, charts, command, reference_2018
-from bench.report.grid import Grid, collect
+from bench.report.collection import Grid, collect
 
 P100, XEON = "Tesla P100-PCIE-16GB", "Intel(R) Xeon(R) Gold 6148 CPU @ 2.40GHz"
 DISPLAY = {"torch": "PyTorch", "tensorflow": "TensorFlow"}
@@ -18,7 +18,7 @@ SPEC_MD = Path(__file__).resolve().parents[3] / "shared" / "SPEC.md"
 
 def make_result(framework, task, seconds=None, accuracy=None, status="ok", device="gpu",
                 gpu=P100, precision="fp32", options=None, hostname="node1", seed=0):
-    """A result.json as pipeline.run_benchmark writes it, reduced to what reports read."""
+    """A result.json as benchmark.run_benchmark writes it, reduced to what reports read."""
     kind = "inference" if task == "resnet50" else "train"
     stats = {}
     if status == "ok":

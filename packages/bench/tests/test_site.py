@@ -11,8 +11,8 @@ from sitepage import CPU_COLUMN, Tables, write_results, write_verify
 
 import bench
 from bench.report import command
-from bench.report.grid import Grid, collect
-from bench.report.site import model, rosetta
+from bench.report.collection import Grid, collect
+from bench.report.site import content, rosetta
 from bench.run import capabilities
 
 FAKE = Path(__file__).resolve().parent / "fake_framework"
@@ -176,7 +176,7 @@ def test_highlighted_lines_are_the_source_lines():
 
 def test_results_table_names_every_status(tmp_path):
     grid = Grid(collect([write_results(tmp_path / "r")]))
-    table = model.results_table(grid)
+    table = content.results_table(grid)
     assert [(c.task, c.label, c.kind) for c in table.columns] == [
         ("cnn", CPU_COLUMN, "train"), ("resnet50", CPU_COLUMN, "inference"),
         ("rnn", CPU_COLUMN, "train")]
@@ -197,7 +197,7 @@ def test_results_table_names_every_status(tmp_path):
 
 def test_hosts_and_verify_records(tmp_path):
     grid = Grid(collect([write_results(tmp_path / "r")]))
-    (host,) = model.hosts(grid.runs)
+    (host,) = content.hosts(grid.runs)
     facts = dict(host.facts)
     assert host.hostname == "node1" and facts["CPU"].startswith("Intel(R) Xeon(R) Gold 6148")
     assert facts["memory"] == "64.0 GiB"
@@ -205,14 +205,14 @@ def test_hosts_and_verify_records(tmp_path):
     assert [f[:3] for f in host.frameworks] == [("MXNet (Gluon)", "gluon 9.9", "3.11.7"),
                                                 ("PyTorch", "torch 9.9", "3.11.7"),
                                                 ("TensorFlow", "tensorflow 9.9", "3.11.7")]
-    table = model.verify_table(write_verify(tmp_path / "v"))  # a directory: its verify.json
+    table = content.verify_table(write_verify(tmp_path / "v"))  # a directory: its verify.json
     assert table.frameworks == ["torch", "tensorflow"] and table.tasks == ["cnn", "rnn"]
     assert table.checks["torch", "cnn"]["output_error"] == 3.5e-07
     with pytest.raises(FileNotFoundError, match="verify.json"):
-        model.verify_table(tmp_path / "nothing")
+        content.verify_table(tmp_path / "nothing")
     (tmp_path / "bad.json").write_text('{"status": "ok"}')
     with pytest.raises(ValueError, match="not a `bench verify` result"):
-        model.verify_table(tmp_path / "bad.json")
+        content.verify_table(tmp_path / "bad.json")
 
 
 def _page(tmp_path, *args):

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from test_trust import children, gone, read_until, start
 
-from bench.tools import tune
+from bench.tools.tune import rounds as tune_rounds
 
 SMALL = ["preset.train_examples=1024", "preset.test_examples=256", "preset.epochs=1"]
 linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"),
@@ -217,7 +217,7 @@ def test_tune_refuses_what_it_cannot_tune(run_bench, own_cache):
 
 
 def rounds(*throughputs):
-    return tune.Outcome({"options": {}, "env": {}}, "fp32",
+    return tune_rounds.Outcome({"options": {}, "env": {}}, "fp32",
                         [{"status": "ok", "throughput": t, "accuracy": 0.9}
                          for t in throughputs])
 
@@ -225,14 +225,14 @@ def rounds(*throughputs):
 def test_a_challenger_replaces_the_incumbent_only_beyond_the_rounds_noise():
     # two rounds each of two settings that do the same thing (Keras' GRU, AMD EPYC): the
     # medians are 10 % apart, the rounds overlap
-    assert not tune.clearly_faster(rounds(486.7, 430.8), rounds(398.8, 446.4), 0.03)
+    assert not tune_rounds.clearly_faster(rounds(486.7, 430.8), rounds(398.8, 446.4), 0.03)
     # iDeep off against on for Chainer's GRU, same machine: apart
-    assert tune.clearly_faster(rounds(127.5, 136.2), rounds(103.8, 106.4), 0.03)
+    assert tune_rounds.clearly_faster(rounds(127.5, 136.2), rounds(103.8, 106.4), 0.03)
     # apart, but less than the minimum gain
-    assert not tune.clearly_faster(rounds(102.0, 102.5), rounds(100.0, 100.5), 0.03)
+    assert not tune_rounds.clearly_faster(rounds(102.0, 102.5), rounds(100.0, 100.5), 0.03)
     # one round has no spread to judge: the minimum gain alone
-    assert tune.clearly_faster(rounds(110.0), rounds(100.0), 0.03)
-    assert not tune.clearly_faster(rounds(102.0), rounds(100.0), 0.03)
+    assert tune_rounds.clearly_faster(rounds(110.0), rounds(100.0), 0.03)
+    assert not tune_rounds.clearly_faster(rounds(102.0), rounds(100.0), 0.03)
 
 
 def test_densenet_tunes_at_a_short_run_unless_the_command_line_sizes_it(run_bench, own_cache):

@@ -3,7 +3,7 @@ cuDNN-compatible form, fused on GPU) + Dense; compile with Adam, fit, predict.""
 import keras
 from keras import layers
 
-from bench_keras_layers import init, optimizers
+from bench_keras_layers import initialisers, optimizers
 from bench_shared.spec import RNN
 
 from . import loop, weights
@@ -16,7 +16,7 @@ def build_model(run):
                          embeddings_initializer=keras.initializers.RandomUniform(
                              -RNN.embedding_init_range, RNN.embedding_init_range)),
         # last time step only; SPEC's initialisers per gate (Keras' defaults span all three)
-        layers.GRU(RNN.hidden_units, reset_after=True, name="gru", **init.gru_initialisers()),
+        layers.GRU(RNN.hidden_units, reset_after=True, name="gru", **initialisers.gru()),
         layers.Dense(RNN.num_classes, name="dense", dtype="float32"),  # fp32 logits
     ], name="gru_classifier")
     return loop.compile_model(model, optimizers.adam(run["task"]["optimizer"]))

@@ -5,7 +5,7 @@ from keras import layers
 
 from bench_shared.spec import RNN
 
-from . import init, loop, weights
+from . import initialisers, loop, weights
 
 
 def build_model(run):
@@ -15,7 +15,7 @@ def build_model(run):
                          embeddings_initializer=keras.initializers.RandomUniform(
                              -RNN.embedding_init_range, RNN.embedding_init_range)),
         # last time step only; SPEC's initialisers per gate (Keras' defaults span all three)
-        layers.GRU(RNN.hidden_units, reset_after=True, name="gru", **init.gru_initialisers()),
+        layers.GRU(RNN.hidden_units, reset_after=True, name="gru", **initialisers.gru()),
         layers.Dense(RNN.num_classes, name="dense"),  # logits
     ], name="gru_classifier")
     adam = run["task"]["optimizer"]

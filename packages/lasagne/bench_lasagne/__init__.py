@@ -10,9 +10,9 @@ bench_theano.configure()  # before the first `import theano` (THEANO_FLAGS, the 
 
 import numpy as np  # noqa: E402
 
-from . import lasagne_compat  # noqa: E402
+from . import compat  # noqa: E402
 
-lasagne_compat.install_downsample()  # before the first `import lasagne`
+compat.install_downsample()  # before the first `import lasagne`
 
 import lasagne  # noqa: E402
 

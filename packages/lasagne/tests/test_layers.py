@@ -70,7 +70,7 @@ def test_conv_is_an_unflipped_padded_cross_correlation():
 def test_downsample_shim_maps_lasagne_pooling_onto_theano_pool():
     import theano.tensor.signal.downsample as downsample
 
-    assert downsample.max_pool_2d is bench_lasagne.lasagne_compat.max_pool_2d
+    assert downsample.max_pool_2d is bench_lasagne.compat.max_pool_2d
     x = T.tensor4("x")
     pool = layers.MaxPool2DLayer(layers.InputLayer((None, 1, 4, 4), x), 3, stride=2, pad=1)
     image = -np.arange(1, 17, dtype=np.float32).reshape(1, 1, 4, 4)

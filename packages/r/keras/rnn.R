@@ -1,7 +1,7 @@
 # GRU sentiment classifier in R on Keras 3: Embedding, GRU(reset_after = TRUE), Dense in
 # keras.Sequential; compile with Adam, fit, predict.
 RNN <- spec$RNN
-bench_keras_init <- import("bench_keras_layers.init", convert = FALSE)
+initialisers <- import("bench_keras_layers.initialisers", convert = FALSE)
 optimizers <- import("bench_keras_layers.optimizers", convert = FALSE)
 
 build_model <- function(run) {
@@ -11,7 +11,7 @@ build_model <- function(run) {
     layers$Embedding(RNN$vocab_size, RNN$embedding_dim, name = "embedding",
                      embeddings_initializer = keras$initializers$RandomUniform(-range, range)),
     do.call(layers$GRU, c(list(RNN$hidden_units, reset_after = TRUE, name = "gru"),
-                          py_to_r(bench_keras_init$gru_initialisers()))),
+                          py_to_r(initialisers$gru()))),
     layers$Dense(RNN$num_classes, name = "dense", dtype = "float32")), name = "gru_classifier")
   # SPEC's Adam (bench_keras_layers.optimizers: Keras' epsilon placement made SPEC's)
   compile(model, optimizers$adam(py_get_item(py_get_item(run, "task"), "optimizer")))

@@ -8,7 +8,7 @@ build_model <- function(run) {
   conv <- function(i, inputs, activation = NULL) {  # zero biases, Glorot-uniform kernels
     nn$Conv2D(channels[[i]], kernel_size = CNN$kernel_size, padding = CNN$padding,
               in_channels = inputs, activation = activation, prefix = sprintf("conv%d_", i),
-              weight_initializer = init$GLOROT_UNIFORM)
+              weight_initializer = initialisers$GLOROT_UNIFORM)
   }
   net <- sequential(list(
     conv(1, py_get_item(CNN$input_shape, 0L), "relu"), conv(2, channels[[1]]),
@@ -19,10 +19,10 @@ build_model <- function(run) {
     nn$Dropout(dropout[[2]]),
     # Dense flattens its NCHW input in C, H, W order
     nn$Dense(CNN$dense_units, activation = "relu", in_units = CNN$flat_features,
-             weight_initializer = init$GLOROT_UNIFORM, prefix = "dense1_"),
+             weight_initializer = initialisers$GLOROT_UNIFORM, prefix = "dense1_"),
     nn$Dropout(dropout[[3]]),
     nn$Dense(CNN$num_classes, in_units = CNN$dense_units,
-             weight_initializer = init$GLOROT_UNIFORM, prefix = "dense2_")))
+             weight_initializer = initialisers$GLOROT_UNIFORM, prefix = "dense2_")))
   gluon_model(net, CNN$input_shape, "sgd",
               dict(learning_rate = task$optimizer$lr, momentum = task$optimizer$momentum))
 }

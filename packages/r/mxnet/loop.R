@@ -4,7 +4,8 @@
 mx <- import("mxnet", convert = FALSE)
 nn <- mx$gluon$nn
 autograd <- mx$autograd
-init <- import("bench_mxnet.init", convert = FALSE)  # SPEC's initialisers, as MXNet's
+# SPEC's initialisers, as MXNet's
+initialisers <- import("bench_mxnet.initialisers", convert = FALSE)
 weights <- import("bench_mxnet.weights", convert = FALSE)  # neutral name -> Parameter
 gluon_model <- import("bench_mxnet.gluon.loop", convert = FALSE)$Model
 spec <- import("bench_shared.spec", convert = FALSE)

@@ -10,15 +10,16 @@ last_step <- function(F, outputs) {
 build_model <- function(run) {
   adam <- py_to_r(run)$task$optimizer
   net <- sequential(list(
-    nn$Embedding(RNN$vocab_size, RNN$embedding_dim, weight_initializer = init$EMBEDDING,
+    nn$Embedding(RNN$vocab_size, RNN$embedding_dim, weight_initializer = initialisers$EMBEDDING,
                  prefix = "embedding_"),
     # MXNet's fused RNN operator is the cuDNN form: gates r, z, n, two bias vectors
     mx$gluon$rnn$GRU(RNN$hidden_units, layout = "NTC", input_size = RNN$embedding_dim,
-                     i2h_weight_initializer = init$PerGate(init$GLOROT_UNIFORM),
-                     h2h_weight_initializer = init$PerGate(init$ORTHOGONAL), prefix = "gru_"),
+                     i2h_weight_initializer = initialisers$PerGate(initialisers$GLOROT_UNIFORM),
+                     h2h_weight_initializer = initialisers$PerGate(initialisers$ORTHOGONAL),
+                     prefix = "gru_"),
     nn$HybridLambda(py_func(last_step)),
     nn$Dense(RNN$num_classes, in_units = RNN$hidden_units,
-             weight_initializer = init$GLOROT_UNIFORM, prefix = "dense_")))
+             weight_initializer = initialisers$GLOROT_UNIFORM, prefix = "dense_")))
   gluon_model(net, tuple(RNN$seq_len), "adam",
               dict(learning_rate = adam$lr, beta1 = adam$beta1, beta2 = adam$beta2,
                    epsilon = adam$eps))

@@ -3,7 +3,7 @@ cuDNN-compatible form, fused on GPU) + Dense, trained by a tf.function step with
 import keras
 from keras import layers
 
-from bench_keras_layers import init, optimizers
+from bench_keras_layers import initialisers, optimizers
 from bench_shared.spec import RNN
 
 from . import loop, weights
@@ -16,9 +16,10 @@ class GRUClassifier(keras.Model):
             RNN.vocab_size, RNN.embedding_dim,
             embeddings_initializer=keras.initializers.RandomUniform(
                 -RNN.embedding_init_range, RNN.embedding_init_range))
-        # SPEC's initialisers per gate (bench_keras_layers.init: Keras' span all three gates)
+        # SPEC's initialisers per gate (bench_keras_layers.initialisers; Keras' own span all
+        # three gates)
         self.gru = layers.GRU(RNN.hidden_units, reset_after=True,  # last time step only
-                              **init.gru_initialisers())
+                              **initialisers.gru())
         self.dense = layers.Dense(RNN.num_classes)
 
     def call(self, tokens, training=False):

@@ -60,8 +60,8 @@ def test_initialisers_follow_spec():
     assert np.abs(embeddings).max() <= spec.RNN.embedding_init_range
     assert embeddings.std() > spec.RNN.embedding_init_range / 3  # uniform, not near zero
     assert not np.any(net.gru.cell.bias.numpy())
-    # per gate (bench_tensorflow/init.py): each (units, units) recurrent block is orthogonal,
-    # which Keras' default (orthogonal over the whole (units, 3 * units) matrix) is not
+    # per gate (bench_keras_layers/initialisers.py): each (units, units) recurrent block is
+    # orthogonal, which Keras' default (orthogonal over the whole (units, 3 * units) matrix) is not
     recurrent = net.gru.cell.recurrent_kernel.numpy()
     for block in np.split(recurrent, 3, axis=1):
         np.testing.assert_allclose(block.T @ block, np.eye(spec.RNN.hidden_units), atol=1e-4)

@@ -32,8 +32,8 @@ import numpy as np
 
 from bench_shared import reference_cache
 
+from .. import files
 from ..errors import DataError
-from . import files
 
 MANIFEST = "manifest.json"
 CHUNK = 1 << 20
@@ -55,7 +55,7 @@ LOCK_TIMEOUT_S = 3600.0  # data.lock_timeout_s: how long a run waits for another
 
 
 def locked(path: Path, timeout_s=LOCK_TIMEOUT_S):
-    """The lock of a cache entry or download (bench.data.files.locked) as a preparation
+    """The lock of a cache entry or download (bench.files.locked) as a preparation
     waits for it: saying who holds it, giving up after data.lock_timeout_s."""
     return files.locked(path, timeout_s,
                         waiting=f"(preparing the same data; data.lock_timeout_s={timeout_s:g})",

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
-from .grid import Grid
+from .collection import Grid
 from .tables import markdown_table, title
 
 METRICS = ("accuracy", "loss")

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Optional
 
 from . import verdict
-from .grid import Configuration, Grid
+from .collection import Configuration, Grid
 from .metrics import Metric
 from .tables import cell, markdown_table, title
 

@@ -8,7 +8,7 @@ from pathlib import Path
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from .grid import Grid
+from .collection import Grid
 from .tables import NOT_OK, number, percent, title
 
 

@@ -19,19 +19,19 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..data import files
+from .. import files
 from . import (
     agreement,
     baseline,
     document,
     history,
-    hosts,
+    host_comparison,
     metrics,
     reference_2018,
     scaling,
     tables,
 )
-from .grid import Grid, collect
+from .collection import Grid, collect
 
 EPILOG = """\
 exit status: 0; 1 when the baseline comparison flags something; 2 a bad command line or no
@@ -128,9 +128,10 @@ def build(args) -> Report:
     if reference:
         text += reference_2018.markdown_section(grid, reference)
     report = Report(text, grid, reference=reference)
-    report.host_pairs = hosts.pairs(grid, args.min_change, args.min_runs)
+    report.host_pairs = host_comparison.pairs(grid, args.min_change, args.min_runs)
     if report.host_pairs:
-        report.text += "\n" + hosts.markdown(report.host_pairs, grid.metric, args.min_runs)
+        report.text += "\n" + host_comparison.markdown(report.host_pairs, grid.metric,
+                                                       args.min_runs)
     scaled = scaling.pairs(grid)
     if scaled:
         report.text += "\n" + scaling.markdown(scaled)

@@ -12,7 +12,7 @@ from typing import Optional
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from .grid import Grid
+from .collection import Grid
 from .metrics import Metric, Summary
 from .tables import markdown_table, number, title
 from .verdict import SLOWER, Verdict, judge

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from bench_shared import spec
 
-from .grid import Grid
+from .collection import Grid
 from .tables import markdown_table, number, title
 
 DATA = Path(__file__).resolve().parent / "reference_2018.csv"

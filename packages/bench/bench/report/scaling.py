@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Optional
 
 from . import tables
-from .grid import Configuration, Grid
+from .collection import Configuration, Grid
 
 DEVICES = "devices"
 

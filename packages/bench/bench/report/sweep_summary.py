@@ -9,9 +9,9 @@ from omegaconf import OmegaConf
 
 from bench_shared import contract
 
-from ..data import files
+from .. import files
 from ..run import sweep
-from . import grid, scaling, tables
+from . import collection, scaling, tables
 
 last_statuses = None  # the statuses of the sweep that ended last in this process
 current_dir = None  # the directory of the sweep this process launched, once it started
@@ -23,12 +23,12 @@ _lock = contextlib.ExitStack()
 def summarise(sweep_dir: Path):
     """Print and write (summary.md, results.csv) the table of every result in the sweep."""
     global last_statuses
-    found = grid.collect([sweep_dir], interrupted=True)  # the sweep's own state, all of it
+    found = collection.collect([sweep_dir], interrupted=True)  # the sweep's own state, all of it
     last_statuses = [run.status for run in found]
     if not found:
         print(f"sweep {sweep_dir}: no results", flush=True)
         return
-    table = grid.Grid(found)
+    table = collection.Grid(found)
     text = tables.markdown(table)
     sentences = tables.comparisons_markdown(table)
     if sentences:

@@ -6,7 +6,7 @@ import csv
 import json
 from pathlib import Path
 
-from .grid import Grid
+from .collection import Grid
 from .metrics import speed_ratio
 
 TITLES = {"cnn": "CNN", "resnet50": "ResNet-50", "rnn": "RNN", "densenet": "DenseNet-121"}

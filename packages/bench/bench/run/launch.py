@@ -21,7 +21,7 @@ from .supervisor import Supervisor, how
 def worker_command(python, run_file, run=None):
     """`python -m bench_shared.worker run.json`; for a row written in R (run["framework"]
     ["r_models"]) `Rscript packages/r/worker.R run.json`, which runs the same worker in
-    `python` through reticulate (RETICULATE_PYTHON, pipeline.worker_environment)."""
+    `python` through reticulate (RETICULATE_PYTHON, worker_env.worker_environment)."""
     if run and run["framework"].get("r_models"):
         return [r_worker.rscript(), str(r_worker.WORKER), str(run_file)]
     return [python, "-m", "bench_shared.worker", str(run_file)]

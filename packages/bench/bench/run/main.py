@@ -1,6 +1,6 @@
 """The Hydra application behind `python -m bench [overrides]`: Hydra turns the command line
 into typed configs, and each job (one run, or each job of a `-m` sweep) is handed to
-bench.run.pipeline. bench.cli calls `main()` and turns the statuses into an exit status."""
+bench.run.benchmark. bench.cli calls `main()` and turns the statuses into an exit status."""
 import atexit
 import difflib
 import logging
@@ -16,7 +16,7 @@ from hydra.types import RunMode
 from omegaconf import DictConfig, OmegaConf
 
 from .. import conf_dir, signals
-from . import config, pipeline, rundirs, slurm, sweep  # noqa: F401 (rundirs, sweep: their resolvers)
+from . import benchmark, config, rundirs, slurm, sweep  # noqa: F401 (rundirs, sweep: their resolvers)
 from .config import register
 
 statuses = []  # one per job of this process (a multirun with the basic launcher runs them all)
@@ -78,7 +78,7 @@ def _run_job(cfg: DictConfig, hydra_cfg) -> str:
             statuses.append(result["status"])
             sweep.progress.done()
             return result["status"]
-    result = pipeline.run_benchmark(OmegaConf.to_object(cfg), config, run_dir, overrides)
+    result = benchmark.run_benchmark(OmegaConf.to_object(cfg), config, run_dir, overrides)
     statuses.append(result["status"])
     sweep.progress.done()
     return result["status"]

@@ -10,16 +10,16 @@ profile: it is the run's own axis.
 """
 from pathlib import Path
 
-from ..data import files
+from .. import files
 from ..errors import ConfigError
-from . import hosts, sysinfo
+from . import host_files, sysinfo
 from .config import override_key
 
 VERSION = 1
 
 
 def profile_path(cache_dir, key, framework, task, device, precision) -> Path:
-    return (hosts.host_dir(cache_dir, key) / "tuning"
+    return (host_files.host_dir(cache_dir, key) / "tuning"
             / f"{framework}_{task}_{device}_{precision}.json")
 
 

@@ -1,5 +1,5 @@
-"""The result record of a run (result.json): derived statistics, validity, the one-line
-summary, writing and reading."""
+"""The result record of a run (result.json): derived statistics, validity, writing and
+reading against its schema (result.schema.json beside this module)."""
 import functools
 import json
 import math
@@ -8,7 +8,7 @@ from pathlib import Path
 
 from bench_shared import spec
 
-from ..data import files
+from .. import files
 
 # A last-epoch mean loss this many times a uniform guess's (ln of the number of classes) is
 # a diverged run: a healthy one starts near ln(C) and falls.
@@ -87,7 +87,7 @@ def invalid_reason(raw, task):
 
 
 def derive(raw, task, host_peak=None):
-    """Statistics of an ok run; host_peak (bench.run.hosts.peak_record: this host's best
+    """Statistics of an ok run; host_peak (bench.run.host_files.peak_record: this host's best
     dense-matmul FLOP/s at the run's precision, any framework) adds `host_utilisation`."""
     if raw.get("status") != "ok":
         return {}
@@ -99,48 +99,6 @@ def derive(raw, task, host_peak=None):
         # ... and over the best any installed framework reaches on these cores
         stats["host_utilisation"] = stats["achieved_gflops"] * 1e9 / host_peak["flops"]
     return stats
-
-
-def label(result):
-    """`torch cnn cpu fp32 preset=quick`: which run this is."""
-    c = result["config"]
-    return (f"{c['framework']['name']} {c['task']['name']} {c['device']['name']} "
-            f"{c['precision']['name']} preset={c['preset']['name']}")
-
-
-METRIC_NAMES = {"accuracy": "accuracy", "mean_roc_auc": "mean ROC-AUC"}
-
-
-def summary_line(result):
-    c = result["config"]
-    head = label(result)
-    if result["status"] != "ok":
-        return f"{head}: {result['status'].upper()} - {result.get('error', '')}"
-    s = result["stats"]
-    tail = _utilisation(s)
-    if c["task"]["kind"] == "train":
-        steady = s["steady_epoch_seconds"]
-        return (f"{head}: train {s['train_seconds']:.1f} s (first epoch "
-                f"{s['first_epoch_seconds']:.1f} s, steady {steady:.1f} s/epoch), "
-                if steady is not None else
-                f"{head}: train {s['train_seconds']:.1f} s (one epoch), ") + (
-                f"{s['examples_per_second']:.0f} examples/s, "
-                f"test {METRIC_NAMES[result.get('accuracy_metric', 'accuracy')]} "
-                f"{result['accuracy']:.4f} on {result['test_examples']}") + tail
-    return (f"{head}: {s['seconds_per_1000_images']:.2f} s per 1000 images "
-            f"({s['images_per_second']:.1f} images/s, warm-up {s['warmup_seconds']:.1f} s)"
-            + tail)
-
-
-def _utilisation(stats):
-    """`, utilisation 0.77 (host 0.25)`: of the framework's own matmul peak, of the host's."""
-    parts = []
-    if stats.get("utilisation") is not None:
-        parts.append(f"utilisation {stats['utilisation']:.2f}")
-    if stats.get("host_utilisation") is not None:
-        parts.append(f"(host {stats['host_utilisation']:.2f})" if parts
-                     else f"host utilisation {stats['host_utilisation']:.2f}")
-    return ", " + " ".join(parts) if parts else ""
 
 
 def flatten(tree, prefix=""):
@@ -206,5 +164,5 @@ def load(path: Path):
 
 
 def write(path: Path, result):
-    """Whole or not at all, strict JSON (bench.data.files)."""
+    """Whole or not at all, strict JSON (bench.files)."""
     files.write_json(path, result)

@@ -17,7 +17,7 @@ import hydra.core.utils
 from hydra.errors import CompactHydraException
 from omegaconf import OmegaConf
 
-from ..data import files
+from .. import files
 
 MAX_CLAIMS = 1000
 

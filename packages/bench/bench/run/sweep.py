@@ -15,7 +15,7 @@ from pathlib import Path
 from omegaconf import OmegaConf
 
 from .. import conf_dir
-from . import environments, record
+from . import environments, record, summary
 from .config import override_key
 
 # top-level keys that steer the sweep but are not part of a job's identity
@@ -132,7 +132,7 @@ def finished_result(run_dir: Path, config, redo: bool):
     if changed:
         print(f"running again: the config changed since {path} ({changed})", flush=True)
         return None
-    print(f"skipped, already {status}: {record.label(previous)} (redo=true runs it again)",
+    print(f"skipped, already {status}: {summary.label(previous)} (redo=true runs it again)",
           flush=True)
     return previous
 

@@ -112,7 +112,7 @@ def speed_variables(environ, prefixes=()):
     return {k: v for k, v in sorted(environ.items()) if k.startswith(prefixes)}
 
 
-def host(project_dir, worker_environ, prefixes=()):
+def host_record(project_dir, worker_environ, prefixes=()):
     return {
         "hostname": platform.node(),
         "os": platform.platform(),

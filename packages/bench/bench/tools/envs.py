@@ -15,8 +15,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from .. import project_dir
-from ..data import files
+from .. import files, project_dir
 from ..data.cache import cache_root
 from ..errors import EnvironmentNotFound
 from ..run import capabilities, environments, system

@@ -3,7 +3,7 @@
 Each installed framework environment measures its own GEMM once, in a worker (the package's
 optional `peak_flops(precision)` hook, after its `setup`: the same threads and device as its
 runs); the host peak of a precision is the best of them. Cached per host in the cache
-directory (bench.run.hosts: <cache>/hosts/<host>/peak.json); every later run on that host
+directory (bench.run.host_files: <cache>/hosts/<host>/peak.json); every later run on that host
 reports `host_utilisation` (achieved FLOP/s over the host peak) beside `utilisation` (over its
 own framework's peak). Measured once: `--redo` measures again.
 
@@ -16,9 +16,18 @@ from pathlib import Path
 
 from bench_shared import contract
 
-from ..data import files
+from .. import files
 from ..errors import BenchError
-from ..run import capabilities, config, environments, hosts, launch, pipeline, sysinfo
+from ..run import (
+    benchmark,
+    capabilities,
+    config,
+    environments,
+    host_files,
+    launch,
+    sysinfo,
+    worker_env,
+)
 from . import as_flags
 
 VERSION = 1
@@ -67,11 +76,11 @@ def measure(frameworks, device, out_dir: Path):
             if same:  # e.g. gluon and mxnet: one environment, one GEMM
                 figures[fw][precision] = f"same environment as {same}"
                 continue
-            run = pipeline.worker_run(cfg, {"arrays": {}, "limits": {}})
+            run = benchmark.worker_run(cfg, {"arrays": {}, "limits": {}})
             run["mode"] = "peak"
             print(f"peak: {fw} {precision} ...", flush=True)
             raw = launch.run_worker(python, run, out_dir / f"{fw}_{precision}", TIMEOUT_S,
-                                    pipeline.worker_environment(cfg, python))
+                                    worker_env.worker_environment(cfg, python))
             if raw.get("interrupted"):
                 raise KeyboardInterrupt()
             if raw["status"] == "ok" and raw.get("peak_flops") is None:
@@ -142,7 +151,7 @@ def main(argv):
     if unknown:
         parser.error(f"unknown framework(s) {unknown}; known: "
                      f"{', '.join(capabilities.framework_names())}")
-    cached = hosts.load_peak(args.cache_dir, args.device)
+    cached = host_files.load_peak(args.cache_dir, args.device)
     if cached is not None and not args.redo:
         print(show(cached))
         print(f"cached: {cached['file']} (--redo measures again)")
@@ -158,7 +167,7 @@ def main(argv):
         print(show(dict(peak, measured="now")))
         print("peak: no installed framework measured a peak; nothing written", file=sys.stderr)
         return 1
-    file = hosts.peak_path(args.cache_dir, args.device)
+    file = host_files.peak_path(args.cache_dir, args.device)
     files.write_json(file, peak)
     print(show(peak))
     print(f"written: {file}")

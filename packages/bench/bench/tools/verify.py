@@ -17,7 +17,7 @@ import numpy as np
 from bench_shared import reference, reference_train, spec, weights
 
 from ..errors import BenchError
-from ..run import capabilities, config, environments, launch, pipeline
+from ..run import benchmark, capabilities, config, environments, launch, worker_env
 from . import as_flags
 
 # Output tolerance: max |output - reference| / max |reference|. fp32 differs from the float64
@@ -98,7 +98,7 @@ def check_one(framework, task, args, refs, out_dir):
         return Check(framework, task, "not installed", detail=str(exc))
     paths, expected, _ = refs(task)
     run_dir = out_dir / f"{framework}_{task}"
-    run = pipeline.worker_run(cfg, {"arrays": {}, "limits": {}})
+    run = benchmark.worker_run(cfg, {"arrays": {}, "limits": {}})
     if "dropout" in run["task"]:
         run["task"]["dropout"] = False  # the reference has none: the same steps everywhere
     run["mode"] = "verify"
@@ -106,7 +106,7 @@ def check_one(framework, task, args, refs, out_dir):
                      "outputs": str(run_dir / "outputs.npy"),
                      "train_steps": args.steps, "train_batch_size": TRAIN_BATCH_SIZE}
     raw = launch.run_worker(python, run, run_dir, cfg.preset.timeout_s,
-                            pipeline.worker_environment(cfg, python))
+                            worker_env.worker_environment(cfg, python))
     if raw["status"] != "ok":
         return Check(framework, task, "unsupported" if raw["status"] == "unsupported" else "error",
                      detail=raw.get("error", ""))

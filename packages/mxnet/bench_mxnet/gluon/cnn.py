@@ -3,7 +3,7 @@ import collections
 
 from mxnet.gluon import nn
 
-from bench_mxnet import init, weights
+from bench_mxnet import initialisers, weights
 from bench_mxnet.gluon import loop
 from bench_shared import weights as neutral
 from bench_shared.spec import CNN
@@ -13,7 +13,8 @@ def build_model(run):
     c1, c2, c3, c4 = CNN.conv_channels
     k, p = CNN.kernel_size, CNN.padding
     d1, d2, d3 = CNN.dropout if run["task"]["dropout"] else (0.0, 0.0, 0.0)
-    conv = dict(kernel_size=k, padding=p, weight_initializer=init.GLOROT_UNIFORM)  # zero biases
+    # glorot-uniform weights, zero biases (Gluon's default bias initialiser)
+    conv = dict(kernel_size=k, padding=p, weight_initializer=initialisers.GLOROT_UNIFORM)
     net = nn.HybridSequential(prefix="")
     net.add(nn.Conv2D(c1, in_channels=CNN.input_shape[0], activation="relu", prefix="conv1_",
                       **conv),
@@ -26,10 +27,10 @@ def build_model(run):
             nn.Dropout(d2),
             # Dense flattens its NCHW input in C, H, W order
             nn.Dense(CNN.dense_units, activation="relu", in_units=CNN.flat_features,
-                     weight_initializer=init.GLOROT_UNIFORM, prefix="dense1_"),
+                     weight_initializer=initialisers.GLOROT_UNIFORM, prefix="dense1_"),
             nn.Dropout(d3),
             nn.Dense(CNN.num_classes, in_units=CNN.dense_units,
-                     weight_initializer=init.GLOROT_UNIFORM, prefix="dense2_"))
+                     weight_initializer=initialisers.GLOROT_UNIFORM, prefix="dense2_"))
     sgd = run["task"]["optimizer"]
     return loop.Model(net, CNN.input_shape, "sgd",
                         {"learning_rate": sgd["lr"], "momentum": sgd["momentum"]})

@@ -9,7 +9,7 @@ import collections
 
 from mxnet.gluon import loss, nn
 
-from bench_mxnet import init, runtime, weights
+from bench_mxnet import initialisers, runtime, weights
 from bench_mxnet.gluon import loop
 from bench_shared import weights as neutral
 from bench_shared.spec import DenseNet121 as D
@@ -19,7 +19,7 @@ BN = {"gamma": "gamma", "beta": "beta", "mean": "running_mean", "var": "running_
 
 def conv(cin, cout, kernel, stride=1, prefix=None):
     return nn.Conv2D(cout, kernel, stride, padding=kernel // 2, use_bias=False, in_channels=cin,
-                     weight_initializer=init.HE_NORMAL, prefix=prefix)
+                     weight_initializer=initialisers.HE_NORMAL, prefix=prefix)
 
 
 def bn(channels, prefix):
@@ -94,7 +94,7 @@ class DenseNet121(nn.HybridBlock):
             self.final_bn = bn(c, "final_bn_")
             # logits; the loss has the sigmoid. SPEC's head: glorot-uniform, zero bias
             self.classifier = nn.Dense(D.num_labels, in_units=D.features,
-                                       weight_initializer=init.GLOROT_UNIFORM,
+                                       weight_initializer=initialisers.GLOROT_UNIFORM,
                                        prefix="classifier_")
 
     def hybrid_forward(self, F, x):

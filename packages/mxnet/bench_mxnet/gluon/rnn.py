@@ -4,7 +4,7 @@ import collections
 
 from mxnet.gluon import nn, rnn
 
-from bench_mxnet import init, weights
+from bench_mxnet import initialisers, weights
 from bench_mxnet.gluon import loop
 from bench_shared.spec import RNN
 
@@ -14,14 +14,14 @@ class GRUClassifier(nn.HybridBlock):
         super(GRUClassifier, self).__init__(**kwargs)
         with self.name_scope():
             self.embedding = nn.Embedding(RNN.vocab_size, RNN.embedding_dim,
-                                          weight_initializer=init.EMBEDDING)
+                                          weight_initializer=initialisers.EMBEDDING)
             # MXNet's fused RNN operator is the cuDNN form: gates r, z, n, two bias vectors
             # (reset after the recurrent matmul); batch-first via layout="NTC"
             self.gru = rnn.GRU(RNN.hidden_units, layout="NTC", input_size=RNN.embedding_dim,
-                               i2h_weight_initializer=init.PerGate(init.GLOROT_UNIFORM),
-                               h2h_weight_initializer=init.PerGate(init.ORTHOGONAL))
+                               i2h_weight_initializer=initialisers.PerGate(initialisers.GLOROT_UNIFORM),
+                               h2h_weight_initializer=initialisers.PerGate(initialisers.ORTHOGONAL))
             self.dense = nn.Dense(RNN.num_classes, in_units=RNN.hidden_units,
-                                  weight_initializer=init.GLOROT_UNIFORM)
+                                  weight_initializer=initialisers.GLOROT_UNIFORM)
 
     def hybrid_forward(self, F, tokens):
         outputs = self.gru(self.embedding(tokens))  # zero initial state: (N, T, H)

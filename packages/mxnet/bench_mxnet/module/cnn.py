@@ -1,7 +1,7 @@
 """VGG-style CIFAR-10 CNN the Module way: an mx.sym graph, Module.bind, SGD with momentum."""
 import mxnet as mx
 
-from bench_mxnet import init, weights
+from bench_mxnet import initialisers, weights
 from bench_mxnet.module import loop
 from bench_shared.spec import CNN
 
@@ -31,7 +31,7 @@ def build_model(run):
     logits = mx.sym.FullyConnected(x, num_hidden=CNN.num_classes, name="dense2")
     sgd = run["task"]["optimizer"]
     return loop.Model(loop.classifier(logits), CNN.input_shape, run["task"]["batch_size"],
-                        init.GLOROT_UNIFORM,  # weights; biases zero (Xavier's bias rule)
+                        initialisers.GLOROT_UNIFORM,  # weights; biases zero (Xavier's bias rule)
                         "sgd", {"learning_rate": sgd["lr"], "momentum": sgd["momentum"]},
                         output=1)
 

@@ -5,7 +5,7 @@ mx.mod.Module(context=[...]): the Module splits each batch over the run's contex
 kvstore sums their gradients (bench_mxnet.module.loop)."""
 import mxnet as mx
 
-from bench_mxnet import init, runtime, weights
+from bench_mxnet import initialisers, runtime, weights
 from bench_mxnet.module import loop
 from bench_shared.spec import DenseNet121 as D
 
@@ -54,7 +54,7 @@ def logits_symbol():
             x = mx.sym.Pooling(x, pool_type="avg", kernel=(2, 2), stride=(2, 2))
     x = mx.sym.Pooling(bn_relu(x, "final_bn"), pool_type="avg", global_pool=True, kernel=(1, 1))
     # SPEC's head: glorot-uniform (the variable's own initialiser), zero bias
-    weight = mx.sym.var("classifier_weight", init=init.GLOROT_UNIFORM)
+    weight = mx.sym.var("classifier_weight", init=initialisers.GLOROT_UNIFORM)
     return mx.sym.FullyConnected(mx.sym.flatten(x), weight=weight, num_hidden=D.num_labels,
                                  name="classifier")
 
@@ -84,7 +84,7 @@ def build_model(run):
     # bound for one example per context (DenseNet at 224 x 224 and batch 64 is gigabytes):
     # the first batch reshapes the executors to its shape, once (Module.forward does)
     return loop.Model(head(logits_symbol()), (D.input_shape[0], side, side), len(contexts),
-                        init.HE_NORMAL,  # convolutions; batch norm 1, 0, 0, 1 by name
+                        initialisers.HE_NORMAL,  # convolutions; batch norm 1, 0, 0, 1 by name
                         "adam",
                         # SPEC: Adam at 1e-4 per device, scaled linearly with the global batch
                         {"learning_rate": adam["lr"] * len(contexts), "beta1": adam["beta1"],

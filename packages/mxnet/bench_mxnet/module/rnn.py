@@ -2,7 +2,7 @@
 operator, cuDNN on GPU; NTC) + FullyConnected, bound by a Module, Adam."""
 import mxnet as mx
 
-from bench_mxnet import init, weights
+from bench_mxnet import initialisers, weights
 from bench_mxnet.module import loop
 from bench_shared.spec import RNN
 
@@ -20,7 +20,7 @@ def build_model(run):
     logits = mx.sym.FullyConnected(last, num_hidden=RNN.num_classes, name="dense")
     adam = run["task"]["optimizer"]
     return loop.Model(loop.classifier(logits), (RNN.seq_len,), run["task"]["batch_size"],
-                        init.ByName(), "adam",
+                        initialisers.ByName(), "adam",
                         {"learning_rate": adam["lr"], "beta1": adam["beta1"],
                          "beta2": adam["beta2"], "epsilon": adam["eps"]}, output=1)
 

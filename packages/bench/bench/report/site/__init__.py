@@ -6,7 +6,7 @@ files it is the code view alone."""
 from pathlib import Path
 
 from ... import conf_dir
-from . import model, render, rosetta
+from . import content, render, rosetta
 
 
 def build(report=None, verify_paths=(), conf: Path = None, checkout: Path = None, charts=True,
@@ -16,7 +16,7 @@ def build(report=None, verify_paths=(), conf: Path = None, checkout: Path = None
     sections, nav = [], []
     grid = report.grid if report is not None else None
     if grid is not None and grid.runs:
-        sections.append(render.results_section(model.results_table(grid), len(grid.runs),
+        sections.append(render.results_section(content.results_table(grid), len(grid.runs),
                                                grid.metric))
         nav.append(("results", "Results"))
         for anchor, heading, part in comparison_sections(report):
@@ -32,9 +32,9 @@ def build(report=None, verify_paths=(), conf: Path = None, checkout: Path = None
                     "each configuration over its commits "
                     "(▼ slower, ▲ faster than the point before, by the rule)"))
                 nav.append(("history-charts", "History charts"))
-        sections.append(render.hosts_section(model.hosts(grid.runs)))
+        sections.append(render.hosts_section(content.hosts(grid.runs)))
         nav.append(("environment", "Environment"))
-    verify_tables = [model.verify_table(p) for p in verify_paths]
+    verify_tables = [content.verify_table(p) for p in verify_paths]
     if verify_tables:
         sections.append(render.verify_section(verify_tables))
         nav.append(("verify", "Verify"))

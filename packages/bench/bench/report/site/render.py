@@ -9,7 +9,7 @@ from html import escape
 from pathlib import Path
 
 from ..tables import title
-from .model import NOT_RUN, ResultsTable
+from .content import NOT_RUN, ResultsTable
 from .rosetta import TaskView, pygments_css
 
 HERE = Path(__file__).resolve().parent

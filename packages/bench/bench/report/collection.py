@@ -60,7 +60,7 @@ def hardware_label(config, host):
 
 
 @dataclass
-class Run:
+class Result:
     """One result.json, flattened to what tables and charts need."""
 
     path: Path
@@ -134,7 +134,7 @@ def collect(paths, interrupted=False):
     runs = []
     for path in result_files(paths):
         try:
-            run = Run.from_result(path, record.load(path))
+            run = Result.from_result(path, record.load(path))
             if run.status != "interrupted" or interrupted:
                 runs.append(run)
         except (OSError, ValueError) as exc:  # one bounded line: the file and the field
@@ -156,7 +156,7 @@ class Configuration:
     column: str = ""
 
     @property
-    def first(self) -> Run:
+    def first(self) -> Result:
         return self.runs[0]
 
     @property
@@ -198,7 +198,7 @@ class Configuration:
         return _median([r.accuracy for r in self.ok if r.accuracy is not None])
 
 
-def configuration_key(run: Run, by_host=False):
+def configuration_key(run: Result, by_host=False):
     return (run.identity, run.hardware) + ((run.hostname,) if by_host else ())
 
 

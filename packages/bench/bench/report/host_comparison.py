@@ -5,7 +5,7 @@ CPUs) ran 1.52× (1.45–1.60) faster than node2 (...)"."""
 import itertools
 
 from . import verdict
-from .grid import Grid, group
+from .collection import Grid, group
 from .tables import markdown_table, title
 
 

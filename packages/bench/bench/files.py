@@ -25,7 +25,7 @@ from pathlib import Path
 
 from bench_shared import jsonsafe
 
-from ..errors import BenchError
+from .errors import BenchError
 
 POLL_S = 0.2
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
-from ..grid import Grid
+from ..collection import Grid
 from ..metrics import Summary
 from ..tables import NOT_OK, number, relative, title
 

@@ -6,10 +6,14 @@ orthogonal recurrent kernel is orthogonal as a whole, not per gate. SPEC (and th
 benchmark, ilkarman/DeepLearningFrameworks, whose Keras drew per gate) initialises each gate's
 block on its own; the neutral init (`init=neutral`) does the same."""
 import keras
+import numpy as np
+from keras import backend as K
 
 
 class PerGate(keras.initializers.Initializer):
-    """Applies `inner` to each gate's block of columns of a (rows, gates * units) kernel."""
+    """Applies `inner` to each gate's block of columns of a (rows, gates * units) kernel.
+    Keras 2's initialisers return a backend tensor (glorot: K.random_uniform) or a NumPy array
+    (orthogonal): each block is evaluated to NumPy, the kernel's starting value."""
 
     def __init__(self, inner, gates=3):
         self.inner, self.gates = inner, gates
@@ -17,15 +21,16 @@ class PerGate(keras.initializers.Initializer):
     def __call__(self, shape, dtype=None):
         rows, columns = shape
         units = columns // self.gates
-        return keras.ops.concatenate([self.inner((rows, units), dtype=dtype)
-                                      for _ in range(self.gates)], axis=-1)
+        blocks = [self.inner((rows, units), dtype=dtype) for _ in range(self.gates)]
+        return np.concatenate([b if isinstance(b, np.ndarray) else K.eval(b) for b in blocks],
+                              axis=-1).astype(dtype or K.floatx())
 
     def get_config(self):
         return {"inner": keras.initializers.serialize(self.inner), "gates": self.gates}
 
 
-def gru_initialisers():
+def gru():
     """GRU(...) keyword arguments: per-gate glorot-uniform input and orthogonal recurrent
     kernels (biases: Keras' zeros already)."""
-    return {"kernel_initializer": PerGate(keras.initializers.GlorotUniform()),
+    return {"kernel_initializer": PerGate(keras.initializers.glorot_uniform()),
             "recurrent_initializer": PerGate(keras.initializers.Orthogonal())}

@@ -1,8 +1,6 @@
 """One benchmark run, from a composed config to result.json: plain functions, no Hydra."""
 import dataclasses
 import datetime
-import glob
-import os
 import platform
 import sys
 import traceback
@@ -15,15 +13,17 @@ from ..errors import BenchError, ConfigError, EnvironmentNotFound, Interrupted, 
 from . import (
     capabilities,
     environments,
-    hosts,
+    host_files,
     launch,
     profiles,
     r_worker,
     record,
     sizes,
     slurm,
+    summary,
     sysinfo,
     system,
+    worker_env,
 )
 from .config import Config
 
@@ -74,61 +74,6 @@ def init_file(cfg: Config, read=False):
     return str(path)
 
 
-def library_path(cfg: Config, python):
-    """framework.library_path with "{prefix}" expanded for the worker's interpreter."""
-    prefix = str(Path(python).parent.parent)
-    return [entry.replace("{prefix}", prefix) for entry in cfg.framework.library_path]
-
-
-def r_preload(cfg: Config, python):
-    """framework.r_preload expanded for the worker's interpreter; EnvironmentNotFound when one
-    is not there."""
-    prefix = str(Path(python).parent.parent)
-    found = []
-    for pattern in cfg.framework.r_preload:
-        matches = sorted(glob.glob(pattern.replace("{prefix}", prefix)))
-        if not matches:
-            raise EnvironmentNotFound(
-                f"framework={cfg.framework.name} preloads {pattern} (its r_preload), which "
-                f"{prefix} lacks: rebuild it with `nox -s {cfg.framework.nox_session}`")
-        found.append(matches[0])
-    return found
-
-
-def r_start_environment(cfg: Config):
-    """framework.r_start_env's variables from the run's options (an R row's OpenMP settings,
-    which its framework's setup() would set too late); ConfigError for an unknown option."""
-    env = {}
-    for variable, option in cfg.framework.r_start_env.items():
-        if option not in cfg.framework.options:
-            raise ConfigError(f"framework={cfg.framework.name}: r_start_env.{variable} names "
-                              f"option {option!r}, which it does not have")
-        value = cfg.framework.options[option]
-        if option == "threads":  # 0: every usable core, as the frameworks' setup() reads it
-            value = value or sysinfo.cpu_affinity()
-        if value != "":
-            env[variable] = str(value)
-    return env
-
-
-def worker_environment(cfg: Config, python=None):
-    """The worker's environment: ours, the framework's `env`, and once its interpreter is known,
-    its `library_path` in front of LD_LIBRARY_PATH (that worker's alone, never ours)."""
-    env = dict(os.environ)
-    env.update(cfg.framework.env)
-    if python and cfg.framework.library_path:
-        env["LD_LIBRARY_PATH"] = os.pathsep.join(
-            library_path(cfg, python) + list(filter(None, [env.get("LD_LIBRARY_PATH")])))
-    env["PYTHONUNBUFFERED"] = "1"
-    if python and cfg.framework.r_models:  # the interpreter the R worker drives (reticulate)
-        env["RETICULATE_PYTHON"] = python
-        env.update(r_start_environment(cfg))
-        preload = r_preload(cfg, python)
-        if preload:
-            env["LD_PRELOAD"] = " ".join(preload + list(filter(None, [env.get("LD_PRELOAD")])))
-    return env
-
-
 def run_benchmark(cfg: Config, config_dict, run_dir: Path, overrides=None):
     """Check, prepare, run the worker, and write result.json; returns the result.
 
@@ -171,8 +116,8 @@ def _run(cfg, run_dir, result):
             result["tuning"] = profiles.apply(cfg, result.get("overrides"))
         except ConfigError as exc:
             no_profile = exc  # raised once the host is recorded: the result says where
-    env = worker_environment(cfg)
-    result["host"] = sysinfo.host(project_dir(), env, cfg.framework.speed_variables)
+    env = worker_env.worker_environment(cfg)
+    result["host"] = sysinfo.host_record(project_dir(), env, cfg.framework.speed_variables)
     if no_profile:
         raise no_profile
     sizes.check(cfg)
@@ -187,10 +132,10 @@ def _run(cfg, run_dir, result):
     check_system(cfg)
     python, found_by = environments.find_python(cfg.framework)
     result["worker"] = {"python": python, "found_by": found_by,
-                        "library_path": library_path(cfg, python)}
+                        "library_path": worker_env.library_path(cfg, python)}
     if cfg.framework.r_models:  # R's BLAS is global in the R worker's process: it moves speed
         result["worker"]["r_blas"] = r_worker.blas(r_worker.rscript())
-    env = worker_environment(cfg, python)
+    env = worker_env.worker_environment(cfg, python)
     prepared = data.prepare(cfg.task, cfg.data, cfg.preset)
     result["data"] = prepared
     sizes.check_batches(cfg, prepared)
@@ -225,8 +170,8 @@ def _record(cfg, result, raw, run):
         invalid = f"the worker reported ok but exited with status {raw['exit_code']}"
     if invalid:
         result["status"], result["error"] = "invalid", invalid
-    host_peak = hosts.load_peak(cfg.data.cache_dir, cfg.device.name, cfg.device.index)
-    result["host_peak"] = hosts.peak_record(host_peak, cfg.precision.name)
+    host_peak = host_files.load_peak(cfg.data.cache_dir, cfg.device.name, cfg.device.index)
+    result["host_peak"] = host_files.peak_record(host_peak, cfg.precision.name)
     result["stats"] = record.derive(result, run["task"], result["host_peak"])
 
 
@@ -279,7 +224,7 @@ def _finish_node(result, raw, run_dir):
     print(f"node {node['node']} of {node['nodes']}: ranks {first}..{last} {result['status']}"
           + (f": {result['error']}" if result.get("error") else ""), flush=True)
     return _finish(result, run_dir, slurm.result_name(int(result["config"]["devices"])),
-                   summary=False)
+                   one_line=False)
 
 
 def _now():
@@ -287,7 +232,7 @@ def _now():
     return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
 
 
-def _finish(result, run_dir, name="result.json", summary=True):
+def _finish(result, run_dir, name="result.json", one_line=True):
     result["finished"] = _now()
     try:
         record.write(run_dir / name, result)
@@ -296,8 +241,8 @@ def _finish(result, run_dir, name="result.json", summary=True):
         result.setdefault("error", f"{name} could not be written: {exc}")
         print(f"bench: could not write {run_dir / name}: {exc}", file=sys.stderr, flush=True)
         written = False
-    if summary:
-        print(record.summary_line(result), flush=True)
+    if one_line:
+        print(summary.summary_line(result), flush=True)
     if written:
         print(f"result: {run_dir / name}", flush=True)
     return result

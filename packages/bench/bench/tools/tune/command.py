@@ -1,38 +1,5 @@
-"""`python -m bench tune framework=<fw> task=<task> [precision=...] [overrides...] [flags]`:
-the fastest setting of the framework's declared tuning switches on this host.
-
-The framework's YAML declares what may be tried (`tuning.options`: option -> candidates,
-`tuning.env`: environment variable -> values; the composed value is always the default
-candidate). Every candidate runs as a real benchmark (a worker, result.json) at a short
-preset (`preset=smoke` unless one is given), in rounds that alternate the candidates —
-A, B, C, A, B, C, ... — in one window, so that drift on the machine hits them alike.
-`task=densenet` runs shorter still unless the command line sizes it (SHORT_RUN: two steps of
-64 per epoch, two epochs, so one steady-state epoch; `preset=smoke` alone is 32 steps of
-DenseNet-121 per epoch, minutes each on a CPU); `task.image_size=112` quarters the cost again.
-
-Search: every combination when there are at most GRID_LIMIT (`--search grid`), else one
-switch at a time from the default (coordinate search: each switch's candidates against the
-best so far, the others held; then the default against the result, once more alternating).
-
-Choice: the candidate with the highest median throughput (training: steady-state examples/s;
-inference: images/s) among those that ran `ok` in every round and whose median test accuracy
-on the (learnable) data is at most `--accuracy-drop` (default 0.02: 2 points) below the
-default's; a candidate replaces the one it is measured against only when it is clearly
-faster: its median at least `--min-gain` (default 0.03: 3 %) above, and its slowest round
-above the other's fastest (with two rounds or more), so noise does not move a setting.
-
-Writes the host's profile (bench.run.profiles: in the cache directory, never the repository),
-which `tuned=true` applies to later runs. Precision is never tuned: `--compare-precision bf16`
-measures the tuned settings at bf16 against the tuned precision, alternating, and reports
-the ratio without writing it anywhere a run would take it from.
-
-Resumable: each finished round is kept in the profile's working file (`<profile>.rounds.json`)
-and skipped when the same command runs again (more `--rounds` add rounds); Ctrl-C or SIGTERM
-kill the running worker and keep what finished. `--restart` discards the working file.
-
-Exit status: 0; 1 when the default configuration fails; 2 a bad command line or config;
-130 after Ctrl-C, 143 after SIGTERM.
-"""
+"""The tune itself: the candidates' rounds run and alternated, stage by stage (every
+combination, or one switch at a time), the choice, the profile; and its command line."""
 import argparse
 import contextlib
 import copy
@@ -40,7 +7,6 @@ import dataclasses
 import io
 import itertools
 import json
-import statistics
 import sys
 import time
 from pathlib import Path
@@ -48,24 +14,24 @@ from pathlib import Path
 from omegaconf import OmegaConf, open_dict
 from tqdm import tqdm
 
-from bench_shared import spec
+from ... import files, signals
+from ...console import bars_fit
+from ...errors import BenchError
+from ...run import benchmark, capabilities, config, environments, profiles, sweep, sysinfo
+from ...run.config import override_key
+from . import profile, table
+from .candidates import GRID_LIMIT, TuneError, label, settings_key, show, space, with_value
+from .rounds import Outcome, Work, clearly_faster
 
-from .. import __version__, project_dir, signals
-from ..console import bars_fit
-from ..data import files
-from ..errors import BenchError
-from ..report import verdict
-from ..report.metrics import METRICS
-from ..run import capabilities, config, environments, pipeline, profiles, sweep, sysinfo
-from ..run.config import override_key
-
-GRID_LIMIT = 8  # combinations measured in full; more: coordinate search
 DEFAULT_PRESET = "smoke"
+ROUNDS = 3
+ACCURACY_DROP = 0.02
+MIN_GAIN = 0.03
+REFUSED = ("tuned", "hydra", "sweep", "redo")  # overrides that make no sense for one tune
 # a task whose smoke run is too long to repeat per candidate: the sizes its tune adds to
 # preset=smoke, each unless the command line sets it (the profile records them)
 SHORT_RUN = {"densenet": {"preset.train_examples": 128, "preset.test_examples": 64,
                           "preset.epochs": 2}}
-ROUNDS = 3
 
 
 def short_run(task, keys):
@@ -73,179 +39,8 @@ def short_run(task, keys):
     return [f"{k}={v}" for k, v in SHORT_RUN.get(task, {}).items() if k not in keys]
 
 
-ACCURACY_DROP = 0.02
-MIN_GAIN = 0.03
-REFUSED = ("tuned", "hydra", "sweep", "redo")  # overrides that make no sense for one tune
-
-
-class TuneError(BenchError):
-    """A tune that cannot start or cannot go on; the message says what to do."""
-
-
 class DefaultFailed(TuneError):
     """The default configuration did not run: there is nothing to compare against."""
-
-
-@dataclasses.dataclass(frozen=True)
-class Dimension:
-    kind: str  # "options" or "env"
-    name: str
-    values: tuple  # the default first
-
-
-def show(value):
-    """A value as the command line would write it: true, 0, PASSIVE, "" ; None: unset."""
-    if value is None:
-        return "unset"
-    if isinstance(value, str):
-        return value if value else '""'
-    return json.dumps(value)
-
-
-def settings_key(settings, precision):
-    return json.dumps([settings, precision], sort_keys=True)
-
-
-def label(settings, default):
-    """How settings differ from the default: `channels_last=false OMP_WAIT_POLICY=PASSIVE`."""
-    changed = [f"{name}={show(value)}" for kind in ("options", "env")
-               for name, value in sorted(settings[kind].items())
-               if value != default[kind].get(name)]
-    return " ".join(changed) or "default"
-
-
-def space(cfg):
-    """The dimensions a tune tries, from cfg.framework.tuning, and the default settings."""
-    env = pipeline.worker_environment(cfg)
-    tuning = cfg.framework.tuning
-    for task, names in tuning.skip.items():
-        unknown = [n for n in names if n not in cfg.framework.options and n not in tuning.env]
-        if task not in spec.TASKS or unknown:
-            raise TuneError(f"framework.tuning.skip.{task}: "
-                            + (f"{task} is not a task ({', '.join(spec.TASKS)})"
-                               if task not in spec.TASKS else
-                               f"{', '.join(unknown)} is neither an option of "
-                               f"framework={cfg.framework.name} nor one of its tuning.env"))
-    skipped = set(tuning.skip.get(cfg.task.name, ()))
-    dims = []
-    for name, candidates in sorted(tuning.options.items()):
-        default = cfg.framework.options[name]
-        dims.append(Dimension("options", name, tuple(
-            dict.fromkeys([default, *candidates]))))
-    for name, candidates in sorted(tuning.env.items()):
-        dims.append(Dimension("env", name, tuple(dict.fromkeys([env.get(name), *candidates]))))
-    dims = [d for d in dims if len(d.values) > 1 and d.name not in skipped]
-    default = {"options": {}, "env": {}}
-    for d in dims:
-        default[d.kind][d.name] = d.values[0]
-    return dims, default
-
-
-def with_value(settings, dim, value):
-    new = copy.deepcopy(settings)
-    new[dim.kind][dim.name] = value
-    return new
-
-
-@dataclasses.dataclass
-class Outcome:
-    """One candidate's rounds in one stage."""
-
-    settings: dict
-    precision: str
-    rounds: list  # measurement dicts
-
-    @property
-    def ok(self):
-        return bool(self.rounds) and all(m["status"] == "ok" and m["throughput"]
-                                         for m in self.rounds)
-
-    @property
-    def throughput(self):
-        values = [m["throughput"] for m in self.rounds if m["status"] == "ok" and
-                  m["throughput"]]
-        return statistics.median(values) if values else None
-
-    @property
-    def spread(self):
-        values = [m["throughput"] for m in self.rounds if m["status"] == "ok" and
-                  m["throughput"]]
-        return (min(values), max(values)) if values else None
-
-    @property
-    def accuracy(self):
-        values = [m["accuracy"] for m in self.rounds if m["status"] == "ok" and
-                  m.get("accuracy") is not None]
-        return statistics.median(values) if values else None
-
-    @property
-    def error(self):
-        bad = [m for m in self.rounds if m["status"] != "ok"]
-        return f"{bad[0]['status']}: {bad[0].get('error', '')}" if bad else ""
-
-
-def clearly_faster(challenger, incumbent, min_gain):
-    """Whether the challenger's rounds beat the incumbent's beyond the noise, by the one rule
-    reports use too (bench.report.verdict): its median by min_gain, and its slowest round
-    above the incumbent's fastest. A single round each is judged on the medians alone."""
-    values = [[m["throughput"] for m in o.rounds if m["status"] == "ok" and m["throughput"]]
-              for o in (challenger, incumbent)]
-    return verdict.judge(METRICS["steady"], *values, min_change=min_gain,
-                         min_runs=1).kind == verdict.FASTER
-
-
-class Work:
-    """The working file: every finished round, saved after each, found again on restart."""
-
-    # what a kept measurement holds, and of which types (run_one writes them)
-    FIELDS = {"stage": (str,), "key": (str,), "round": (int,), "status": (str,),
-              "throughput": (int, float, type(None)), "accuracy": (int, float, type(None)),
-              "result": (str,), "finished": (str,)}
-
-    def __init__(self, path: Path, fingerprint, restart):
-        self.path = path
-        self.fingerprint = fingerprint
-        try:
-            old = None if restart else files.read_json(path, "--restart discards it")
-        except ValueError as exc:  # not JSON, or not text
-            raise TuneError(str(exc)) from None
-        problem = None if old is None else self._problem(old)
-        if problem:
-            raise TuneError(f"{path} is not a tune's working file ({problem}); --restart "
-                            f"discards it")
-        if old is not None and old.get("fingerprint") != fingerprint:
-            changed = sweep.first_difference(old.get("fingerprint") or {}, fingerprint)
-            raise TuneError(f"{path} holds the rounds of a different tune ({changed}); "
-                            f"--restart discards them")
-        self.measurements = (old or {}).get("measurements", [])
-        self.index = {self._key(m): m for m in self.measurements}
-
-    @classmethod
-    def _problem(cls, old):
-        """What makes a working file's content unusable, or None."""
-        if not isinstance(old, dict) or not isinstance(old.get("measurements", []), list):
-            return "not an object with a list of measurements"
-        for i, m in enumerate(old.get("measurements", [])):
-            if not isinstance(m, dict):
-                return f"measurement {i + 1} is not an object"
-            for name, types in cls.FIELDS.items():
-                value = m.get(name)
-                if not isinstance(value, types) or isinstance(value, bool):
-                    return f"measurement {i + 1} has {name} {value!r}"
-        return None
-
-    @staticmethod
-    def _key(m):
-        return (m["stage"], m["key"], m["round"])
-
-    def get(self, stage, key, rnd):
-        return self.index.get((stage, key, rnd))
-
-    def add(self, m):
-        self.measurements.append(m)
-        self.index[self._key(m)] = m
-        files.write_json(self.path, {"fingerprint": self.fingerprint,
-                                         "measurements": self.measurements})
 
 
 class Tune:
@@ -326,7 +121,7 @@ class Tune:
                    / f"round-{rnd + 1}")
         quiet = io.StringIO()  # the worker's own output is in its worker.log
         with contextlib.redirect_stdout(quiet):
-            result = pipeline.run_benchmark(cfg, OmegaConf.to_container(node, resolve=True),
+            result = benchmark.run_benchmark(cfg, OmegaConf.to_container(node, resolve=True),
                                        run_dir, self.overrides + extra)
         stats = result.get("stats") or {}
         metric = "examples_per_second" if cfg.task.kind == "train" else "images_per_second"
@@ -340,7 +135,7 @@ class Tune:
         """Every entry (settings, precision) once per round, alternating; [Outcome]. An entry
         that did not run ok in a round is out (a choice needs every round ok): its later rounds
         are not run (a candidate that times out would cost the whole timeout each round)."""
-        unit = "examples/s" if self.cfg.task.kind == "train" else "images/s"
+        unit = table.unit(self.cfg.task.kind)
         failed = {}
         for rnd in range(self.args.rounds):
             for settings, precision in entries:
@@ -399,32 +194,10 @@ class Tune:
         return max(fine, key=lambda o: o.throughput)
 
     def table(self, stage, outcomes, chosen):
-        unit = "examples/s" if self.cfg.task.kind == "train" else "images/s"
-        first = outcomes[0].throughput
-        lines = [f"stage {stage}: {len(outcomes)} candidates x {self.args.rounds} rounds, "
-                 f"alternating ({unit}, median [range]; accuracy; ratio to the first)"]
-        for o in outcomes:
-            name = label(o.settings, self.default)
-            if o.precision != self.precision:
-                name += f" at {o.precision}"
-            if o.throughput:
-                low, high = o.spread
-                text = f"{o.throughput:.1f} [{low:.1f}-{high:.1f}]"
-                text += f"; {o.accuracy:.4f}" if o.accuracy is not None else "; -"
-                text += f"; {o.throughput / first:.3f}x" if first else ""
-            else:
-                text = o.error
-            why = self.acceptable(o) if o.precision == self.precision else None
-            note = f"  (not eligible: {why})" if why and o.ok else ""
-            faster = (chosen is not None and chosen.ok and o is not chosen and o.ok and first
-                      and o.throughput > chosen.throughput)  # and yet not chosen
-            if faster and not why:
-                note = ("  (less than the minimum gain over the first)"
-                        if o.throughput < first * (1 + self.args.min_gain) else
-                        "  (not clearly faster than the first: the rounds overlap)")
-            mark = "->" if o is chosen else "  "
-            lines.append(f" {mark} {name}: {text}{note}")
-        self.say("\n".join(lines))
+        self.say(table.stage_table(stage, outcomes, chosen, default=self.default,
+                                   precision=self.precision, rounds=self.args.rounds,
+                                   min_gain=self.args.min_gain, kind=self.cfg.task.kind,
+                                   acceptable=self.acceptable))
 
     # -- the whole tune ------------------------------------------------------------------
 
@@ -508,36 +281,13 @@ class Tune:
         other = self.args.compare_precision
         outcomes = self.stage(f"precision.{other}", [(chosen, self.precision), (chosen, other)])
         self.table(f"precision.{other}", outcomes, None)
-        base, alt = outcomes
-        if not (base.ok and alt.ok):
-            return (f"{other}: no comparison ({alt.error or base.error})")
-        unit = "examples/s" if self.cfg.task.kind == "train" else "images/s"
-        accuracy = (f" (accuracy {alt.accuracy:.4f} against {base.accuracy:.4f})"
-                    if alt.accuracy is not None and base.accuracy is not None else "")
-        return (f"{other} would run at {alt.throughput / base.throughput:.2f}x the {unit} of "
-                f"{self.precision} with the tuned settings{accuracy}. Not applied: precision "
-                f"is the run's own axis; `python -m bench tune ... precision={other}` tunes "
-                f"and `precision={other} tuned=true` uses it.")
+        return table.precision_comparison(other, self.precision, outcomes, self.cfg.task.kind)
 
     def write_profile(self, chosen, speedup):
-        options = dict(chosen["options"])
-        env = {k: v for k, v in chosen["env"].items() if v is not None}
-        finished = [m["finished"] for m in self.work.measurements]
-        profile = {
-            "version": profiles.VERSION, "host": self.key, "framework": self.framework,
-            "task": self.task, "device": self.device, "precision": self.precision,
-            "options": options, "env": env, "changed": label(chosen, self.default),
-            "defaults": self.default, "speedup": speedup, "search": self.search,
-            "rounds": self.args.rounds, "accuracy_drop": self.args.accuracy_drop,
-            "min_gain": self.args.min_gain, "overrides": self.overrides,
-            "preset": OmegaConf.to_container(self.base.preset),
-            "measured": max(finished) if finished else None, "rounds_file": str(self.work.path),
-            "runs": str(self.runs_dir), "bench_version": __version__,
-            "git_commit": sysinfo.git_commit(project_dir())}
-        files.write_json(self.profile, profile)
-        unit = "examples/s" if self.cfg.task.kind == "train" else "images/s"
-        self.say(f"tuned: {profile['changed']} ({speedup:.2f}x the default's {unit}, same "
-                 f"window; {self.ran} runs, {self.skipped} finished rounds kept from before)")
+        written = profile.write(self, chosen, speedup)
+        self.say(f"tuned: {written['changed']} ({speedup:.2f}x the default's "
+                 f"{table.unit(self.cfg.task.kind)}, same window; {self.ran} runs, "
+                 f"{self.skipped} finished rounds kept from before)")
 
 
 def _parse(argv):

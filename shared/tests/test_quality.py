@@ -1,11 +1,11 @@
-"""The quality figures computed on the worker side (bench_shared.metrics), against brute
+"""The quality figures computed on the worker side (bench_shared.quality), against brute
 force. Valid Python 3.6."""
 import itertools
 
 import numpy as np
 import pytest
 
-from bench_shared import metrics
+from bench_shared import quality
 
 
 def pairwise_auc(scores, positives):
@@ -25,23 +25,23 @@ def test_roc_auc_is_the_pairwise_probability_ties_counting_one_half():
         labels = rng.rand(n) < 0.3
         if labels.all() or not labels.any():
             continue
-        assert metrics.roc_auc(scores, labels) == pytest.approx(pairwise_auc(scores, labels))
+        assert quality.roc_auc(scores, labels) == pytest.approx(pairwise_auc(scores, labels))
 
 
 def test_roc_auc_extremes_and_a_label_without_both_classes():
-    assert metrics.roc_auc([0.1, 0.2, 0.8, 0.9], [0, 0, 1, 1]) == 1.0
-    assert metrics.roc_auc([0.9, 0.8, 0.2, 0.1], [0, 0, 1, 1]) == 0.0
-    assert metrics.roc_auc([0.5] * 4, [0, 1, 0, 1]) == 0.5
-    assert metrics.roc_auc([0.1, 0.2], [1, 1]) is None
+    assert quality.roc_auc([0.1, 0.2, 0.8, 0.9], [0, 0, 1, 1]) == 1.0
+    assert quality.roc_auc([0.9, 0.8, 0.2, 0.1], [0, 0, 1, 1]) == 0.0
+    assert quality.roc_auc([0.5] * 4, [0, 1, 0, 1]) == 0.5
+    assert quality.roc_auc([0.1, 0.2], [1, 1]) is None
 
 
 def test_mean_roc_auc_skips_labels_with_one_class_and_refuses_a_shape_mismatch():
     targets = np.array([[1, 0, 0], [0, 0, 1], [1, 0, 0], [0, 0, 1]])
     scores = np.array([[0.9, 0.1, 0.2], [0.1, 0.5, 0.7], [0.8, 0.3, 0.4], [0.2, 0.2, 0.1]])
-    mean, per_label = metrics.mean_roc_auc(scores, targets)
+    mean, per_label = quality.mean_roc_auc(scores, targets)
     assert per_label == [1.0, None, 0.5] and mean == 0.75
     with pytest.raises(ValueError):
-        metrics.mean_roc_auc(scores[:, :2], targets)
+        quality.mean_roc_auc(scores[:, :2], targets)
 
 
 def test_binary_cross_entropy_from_logits_matches_the_formula_and_never_overflows():
@@ -49,10 +49,10 @@ def test_binary_cross_entropy_from_logits_matches_the_formula_and_never_overflow
     targets = np.array([[0, 1, 1], [1, 0, 0]])
     p = 1 / (1 + np.exp(-logits))
     naive = -np.mean(targets * np.log(p) + (1 - targets) * np.log(1 - p))
-    assert metrics.binary_cross_entropy(logits, targets) == pytest.approx(naive)
-    huge = metrics.binary_cross_entropy(np.array([[1e4, -1e4]]), np.array([[0, 1]]))
+    assert quality.binary_cross_entropy(logits, targets) == pytest.approx(naive)
+    huge = quality.binary_cross_entropy(np.array([[1e4, -1e4]]), np.array([[0, 1]]))
     assert huge == pytest.approx(1e4)
 
 
 def test_accuracy_is_the_argmax_hit_rate():
-    assert metrics.accuracy(np.array([[0.1, 0.9], [0.8, 0.2], [0.3, 0.7]]), [1, 1, 1]) == 2 / 3
+    assert quality.accuracy(np.array([[0.1, 0.9], [0.8, 0.2], [0.3, 0.7]]), [1, 1, 1]) == 2 / 3

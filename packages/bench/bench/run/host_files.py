@@ -7,7 +7,7 @@ import math
 import sys
 from pathlib import Path
 
-from ..data import files
+from .. import files
 from ..data.cache import cache_root
 from . import sysinfo
 
