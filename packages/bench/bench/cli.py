@@ -53,14 +53,14 @@ def version_text():
     return f"bench {__version__}" + (f" (git {commit})" if commit else "")
 
 
-def exit_status(statuses, preset_grid=False) -> int:
+def exit_status(statuses, comparison=False) -> int:
     """1: something failed (or was cut short); 2: something was refused or is not installed,
-    unless the sweep is a preset comparison grid (`comparison=...`), whose refused cells are
-    its table's blanks (e.g. an inference runtime's training tasks), listed in the summary."""
+    unless the sweep is a comparison preset (`comparison=...`), whose refused cells are its
+    table's blanks (e.g. an inference runtime's training tasks), listed in the summary."""
     if {"failed", "invalid", "interrupted"} & set(statuses):
         return 1
     refused = {"unsupported", "not_installed"} & set(statuses)
-    return 2 if refused and not preset_grid else 0
+    return 2 if refused and not comparison else 0
 
 
 def unknown_word(word):
@@ -121,31 +121,29 @@ def run(argv) -> int:
     except ValueError as exc:
         print(f"bench: {exc}", file=sys.stderr)
         return 2
-    sys.argv[1:] = argv  # Hydra reads the command line from sys.argv
+    # the run layer calls summarise when a sweep ends, holding the sweep's lock; its statuses
+    # are those of every result in the directory. Hydra does not end a sweep that raised: its
+    # summary is asked for here (the lock is still held)
+    outcome = hydra_app.Outcome(on_sweep_end=sweep_summary.summarise)
     try:
-        hydra_app.main()
+        hydra_app.main(argv, outcome)
     except KeyboardInterrupt as exc:
         # every finished job's result.json is complete (written atomically); the interrupted
         # one says so, and the same command runs it again and skips the rest
         signals.ignore()  # recorded; more signals (Slurm sends two) must not cut the exit
         what = getattr(exc, "what", "Ctrl-C")
         print(f"\ninterrupted ({what}): finished results are kept", flush=True)
-        sweep_dir = (hydra_app.sweep_dirs or [sweep_summary.current_dir])[0]
-        if sweep_dir:
-            sweep_summary.summarise(sweep_dir)
+        if outcome.sweep_dir:
+            outcome.sweep_ended()
             print("the same command resumes the sweep", flush=True)
         return exc.exit_status if isinstance(exc, Interrupted) else 130
     except Exception as exc:  # e.g. a job directory that cannot be created: Hydra stops the sweep
         print(f"bench: {type(exc).__name__}: {exc}", file=sys.stderr, flush=True)
-        sweep_dir = (hydra_app.sweep_dirs or [sweep_summary.current_dir])[0]
-        if sweep_dir:
-            sweep_summary.summarise(sweep_dir)
+        if outcome.sweep_dir:
+            outcome.sweep_ended()
         return 1
-    # a sweep's status is that of every result in its directory (the end-of-sweep summary
-    # read them): its jobs may have run in other processes (submitit)
-    preset_grid = any(arg.startswith("comparison=") for arg in argv)
-    last = sweep_summary.last_statuses
-    return exit_status(last if last is not None else hydra_app.statuses, preset_grid)
+    comparison = any(arg.startswith("comparison=") for arg in argv)
+    return exit_status(outcome.final_statuses, comparison)
 
 
 def console_main() -> None:

@@ -149,9 +149,10 @@ def test_slurm_node_lists_expand_in_order_and_the_layout_follows_the_task():
                       "local_rank_offset": 0, "master_addr": "n8",
                       "master_port": slurm.PORT_BASE + 123,
                       "worker_ports": [slurm.PORT_BASE + 124 + r for r in range(4)]}
-    assert slurm.result_name(4, env) == "result.node1.json"
-    assert slurm.node_layout(1, env) is None and slurm.result_name(1, env) == "result.json"
+    assert slurm.place(4, env).result_name == "result.node1.json"
+    assert slurm.node_layout(1, env) is None and slurm.place(1, env).result_name == "result.json"
     assert slurm.node_layout(4, {"SLURM_NTASKS": "1"}) is None
     # a batch script or an salloc shell of 2 tasks is one process: no step, no layout
     batch = {k: v for k, v in env.items() if not k.startswith("SLURM_STEP")}
-    assert slurm.node_layout(4, batch) is None and slurm.result_name(4, batch) == "result.json"
+    assert slurm.node_layout(4, batch) is None
+    assert slurm.place(4, batch).result_name == "result.json"

@@ -106,3 +106,46 @@ def test_the_checker_sees_an_upward_import_and_a_cycle(tmp_path):
     assert "bench.run.benchmark" in imports("bench.data.bad", bad)
     assert layer("bench.run.benchmark")[0] > layer("bench.data.bad")[0]
     assert "bench.data.cache" in imports("bench.data.bad", bad)
+
+
+def test_importing_bench_changes_nothing_in_hydra():
+    """Hydra's resolvers and its _save_config are set by bench.run.hydra_hooks.install(),
+    called where an application starts, never by importing a module."""
+    import subprocess
+    import sys
+
+    code = ("import importlib, pkgutil, bench\n"
+            "for m in pkgutil.walk_packages(bench.__path__, 'bench.'):\n"
+            "    if m.name != 'bench.__main__': importlib.import_module(m.name)\n"
+            "import hydra.core.utils\nfrom omegaconf import OmegaConf\n"
+            "assert not hasattr(hydra.core.utils._save_config, '__wrapped__')\n"
+            "found = [n for n in ('bench_new_dir', 'bench_sweep_name', 'bench_options',\n"
+            "                     'bench_job_name') if OmegaConf.has_resolver(n)]\n"
+            "assert not found, found\n"
+            "from bench.run import hydra_hooks\nhydra_hooks.install()\n"
+            "from bench.run import rundirs\n"
+            "assert hydra.core.utils._save_config is rundirs.save_config\n"
+            "assert OmegaConf.has_resolver('bench_new_dir')\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+
+
+def test_no_module_global_carries_a_run_s_outcome():
+    """A run's outcome reaches the command line as bench.run.main.main()'s return value: no
+    module of bench rebinds a global (`global x`), and those that keep a list at module level
+    are the few kinds of process state listed here."""
+    rebinding = [name for name, path in MODULES.items()
+                 if any(isinstance(node, ast.Global) for node in ast.walk(ast.parse(
+                     path.read_text())))]
+    assert rebinding == []
+    process_state = {"bench.signals": "_pending", "bench.run.config": "_registered",
+                     "bench.run.sweep": "_said"}
+    module_lists = {}
+    for name, path in MODULES.items():
+        for node in ast.parse(path.read_text()).body:
+            empty = (isinstance(node, ast.Assign) and isinstance(node.value, (ast.List, ast.Dict))
+                     and not (node.value.elts if isinstance(node.value, ast.List)
+                              else node.value.keys))
+            if empty:
+                module_lists[name] = node.targets[0].id
+    assert module_lists == process_state

@@ -16,7 +16,7 @@ from mdtable import parse_table
 from omegaconf import OmegaConf
 
 from bench.report import tables
-from bench.run import capabilities, config, sweep
+from bench.run import capabilities, config, hydra_hooks, sweep
 
 SMOKE = ["preset=smoke"]
 COLUMN = re.compile(r"^(CNN|RNN) .* fp32$")
@@ -181,7 +181,7 @@ def test_comparison_presets_sweep_every_framework_and_task(conf_copy, monkeypatc
     """With comparison.require_all=true every framework; without it, those installed here
     (test_command_line.py runs both)."""
     monkeypatch.setenv("BENCH_CONF_DIR", str(conf_copy))
-    config.register()
+    hydra_hooks.install()
     for name in ("full", "smoke"):
         with initialize_config_dir(config_dir=str(conf_copy), version_base="1.3"):
             cfg = compose("config", overrides=[f"comparison={name}", "comparison.require_all=true"],
@@ -195,7 +195,7 @@ def test_comparison_presets_sweep_every_framework_and_task(conf_copy, monkeypatc
 def test_agreement_preset_sweeps_training_tasks_and_seeds_from_neutral_weights(conf_copy,
                                                                               monkeypatch):
     monkeypatch.setenv("BENCH_CONF_DIR", str(conf_copy))
-    config.register()
+    hydra_hooks.install()
     with initialize_config_dir(config_dir=str(conf_copy), version_base="1.3"):
         cfg = compose("config", overrides=["comparison=agreement", "comparison.require_all=true"],
                       return_hydra_config=True)

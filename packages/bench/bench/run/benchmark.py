@@ -1,7 +1,6 @@
 """One benchmark run, from a composed config to result.json: plain functions, no Hydra."""
 import dataclasses
 import datetime
-import platform
 import sys
 import traceback
 from pathlib import Path
@@ -74,84 +73,82 @@ def init_file(cfg: Config, read=False):
     return str(path)
 
 
-def run_benchmark(cfg: Config, config_dict, run_dir: Path, overrides=None):
-    """Check, prepare, run the worker, and write result.json; returns the result.
+def run_benchmark(cfg: Config, config_dict, run_dir: Path, overrides=None, place=None):
+    """Check, prepare, run the worker, and write result.json; returns the result. place:
+    where this process stands in Slurm (bench.run.slurm.place), asked here when not given.
 
     Whatever goes wrong here (a bad value, an unwritable directory, a full disk, a bug), the
-    run leaves a result.json saying `failed` and why, where the disk allows."""
+    run leaves a result.json saying `failed` and why, where the disk allows. The result is
+    assembled once (record.assemble), from what the run learned on its way and how it ended."""
     run_dir = Path(run_dir).absolute()
-    name = slurm.result_name(cfg.devices)  # result.node<k>.json: node k of a multi-node run
-    result = {"schema_version": record.SCHEMA_VERSION, "config": config_dict,
-              "status": "failed", "started": _now(), "bench_version": __version__,
-              "orchestrator": {"python": sys.version.split()[0],
-                               "executable": sys.executable,
-                               "platform": platform.platform()}}
-    if overrides is not None:
-        result["overrides"] = overrides
+    place = place or slurm.place(cfg.devices)
+    header = record.header(config_dict, overrides, started=_now(), bench_version=__version__)
+    learned = {}  # what the run found out on its way: tuning, host, worker, data, node
+
+    def finish(ended):
+        return _finish(record.assemble(header, learned, ended, finished=_now()), run_dir, place)
+
     try:
-        return _run(cfg, run_dir, result)
+        return _run(cfg, run_dir, place, learned, finish, overrides)
     except BenchError as exc:
-        result["status"] = exc.status
-        result["error"] = str(exc)
+        ended = {"status": exc.status, "error": str(exc)}
     except KeyboardInterrupt as exc:
         if getattr(exc, "recorded", False):  # while the workers ran: their result is written
             raise
         what = getattr(exc, "what", "Ctrl-C")
-        result.update(status="interrupted", interrupted=what,
-                      error=f"interrupted ({what}) before the worker ran")
-        _finish(result, run_dir, name)
+        finish({"status": "interrupted", "interrupted": what,
+                "error": f"interrupted ({what}) before the worker ran"})
         raise
     except Exception as exc:  # an orchestrator bug or an OS error is this run's result
-        result["status"] = "failed"
-        result["error"] = f"orchestrator error: {type(exc).__name__}: {exc}"
-        result["traceback"] = traceback.format_exc()
-    return _finish(result, run_dir, name)
+        ended = {"status": "failed", "error": f"orchestrator error: {type(exc).__name__}: {exc}",
+                 "traceback": traceback.format_exc()}
+    return finish(ended)
 
 
-def _run(cfg, run_dir, result):
+def _run(cfg, run_dir, place, learned, finish, overrides):
+    """The run's steps in order, each once; `learned` collects what a result records even when
+    a later step refuses the run; finish(how it ended) writes the result."""
     run_dir.mkdir(parents=True, exist_ok=True)
     no_profile = None
     if cfg.tuned:  # before anything reads the options or the environment
         try:
-            result["tuning"] = profiles.apply(cfg, result.get("overrides"))
+            learned["tuning"] = profiles.apply(cfg, overrides)
         except ConfigError as exc:
             no_profile = exc  # raised once the host is recorded: the result says where
     env = worker_env.worker_environment(cfg)
-    result["host"] = sysinfo.host_record(project_dir(), env, cfg.framework.speed_variables)
+    learned["host"] = sysinfo.host_record(project_dir(), env, cfg.framework.speed_variables)
     if no_profile:
         raise no_profile
     sizes.check(cfg)
-    layout = slurm.node_layout(cfg.devices)  # a multi-node Slurm step: this node's ranks
-    capabilities.check(cfg, layout)
-    if layout:  # a framework whose ranks cannot span nodes, before anything is prepared
-        refused = slurm.refusal(cfg.framework, launch_of(cfg), layout)
+    if place.problem:
+        raise ConfigError(place.problem)
+    capabilities.check(cfg, place.layout)
+    how = launch_of(cfg)
+    if place.layout:  # a framework whose ranks cannot span nodes, before anything is prepared
+        refused = slurm.refusal(cfg.framework, how, place.layout)
         if refused:
             raise UnsupportedError(refused)
     if cfg.init.name == "file":
         init_file(cfg, read=True)  # before preparing data that may take long
     check_system(cfg)
     python, found_by = environments.find_python(cfg.framework)
-    result["worker"] = {"python": python, "found_by": found_by,
-                        "library_path": worker_env.library_path(cfg, python)}
+    learned["worker"] = {"python": python, "found_by": found_by,
+                         "library_path": worker_env.library_path(cfg, python)}
     if cfg.framework.r_models:  # R's BLAS is global in the R worker's process: it moves speed
-        result["worker"]["r_blas"] = r_worker.blas(r_worker.rscript())
-    env = worker_env.worker_environment(cfg, python)
+        learned["worker"]["r_blas"] = r_worker.blas(r_worker.rscript())
+    env = worker_env.with_interpreter(cfg, env, python)
     prepared = data.prepare(cfg.task, cfg.data, cfg.preset)
-    result["data"] = prepared
+    learned["data"] = prepared
     sizes.check_batches(cfg, prepared)
     run = worker_run(cfg, prepared)
     # from the workers' start to the written result, a signal (a second SIGTERM at a time
     # limit, Ctrl-C) is recorded and acted on once all is written, never in between
     with signals.deferred() as pending:
-        raw = start_workers(cfg, python, run, run_dir, env, layout)
-        if layout:
-            result["node"] = {k: layout[k] for k in ("node", "nodes", "master_addr",
-                                                     "master_port")}
-        if layout and layout["node"] > 0:
-            _finish_node(result, raw, run_dir)
-        else:
-            _record(cfg, result, raw, run)
-            _finish(result, run_dir)
+        raw = start_workers(cfg, python, run, run_dir, env, how, place.layout)
+        if place.layout:
+            learned["node"] = {k: place.layout[k] for k in ("node", "nodes", "master_addr",
+                                                            "master_port")}
+        result = finish(_node_end(raw) if place.secondary else _measured(cfg, raw, run))
     if pending or raw.get("interrupted"):
         interrupted = Interrupted(raw.get("interrupted") or pending.what)
         interrupted.recorded = True
@@ -159,20 +156,33 @@ def _run(cfg, run_dir, result):
     return result
 
 
-def _record(cfg, result, raw, run):
-    """Rank 0's raw result as the run's result: validity, statistics, the host peak."""
-    result.update(raw)
-    result["effective_task"] = run["task"]
+def _measured(cfg, raw, run):
+    """How a run ended, from rank 0's raw result: validity, statistics, the host peak."""
+    ended = dict(raw, effective_task=run["task"])
     if raw.get("interrupted"):  # a signal ended it: no measurement, and a sweep retries it
-        result["status"] = "interrupted"
+        ended["status"] = "interrupted"
     invalid = record.invalid_reason(raw, run["task"])
     if invalid is None and raw["status"] == "ok" and raw["exit_code"] != 0:
         invalid = f"the worker reported ok but exited with status {raw['exit_code']}"
     if invalid:
-        result["status"], result["error"] = "invalid", invalid
+        ended["status"], ended["error"] = "invalid", invalid
     host_peak = host_files.load_peak(cfg.data.cache_dir, cfg.device.name, cfg.device.index)
-    result["host_peak"] = host_files.peak_record(host_peak, cfg.precision.name)
-    result["stats"] = record.derive(result, run["task"], result["host_peak"])
+    ended["host_peak"] = host_files.peak_record(host_peak, cfg.precision.name)
+    ended["stats"] = record.derive(ended, run["task"], ended["host_peak"])
+    return ended
+
+
+def _node_end(raw):
+    """How node k > 0 of a multi-node run ended: its ranks' exits, no statistics (rank 0
+    measures)."""
+    status = "interrupted" if raw.get("interrupted") else raw["status"]
+    ended = {"status": status if status in ("ok", "interrupted") else "failed",
+             "ranks": raw["ranks"], "exit_code": raw.get("exit_code")}
+    if raw.get("interrupted"):  # which signal, as rank 0's node records it
+        ended["interrupted"] = raw["interrupted"]
+    if raw.get("error"):
+        ended["error"] = raw["error"]
+    return ended
 
 
 def check_system(cfg: Config):
@@ -195,11 +205,10 @@ def launch_of(cfg: Config):
                                          cfg.device.name)
 
 
-def start_workers(cfg: Config, python, run, run_dir, env, layout=None):
-    """The worker(s) of a run, started as the framework declares for `devices` > 1
-    (contract.LAUNCHES); rank 0's raw result (with `layout`, a multi-node Slurm step: this
-    node's first rank's)."""
-    how = launch_of(cfg)
+def start_workers(cfg: Config, python, run, run_dir, env, how, layout=None):
+    """The worker(s) of a run, started `how` the framework declares for `devices` > 1
+    (launch_of: contract.LAUNCHES); rank 0's raw result (with `layout`, a multi-node Slurm
+    step: this node's first rank's)."""
     if cfg.devices == 1 or how == "one_process":  # one worker (driving every device)
         return launch.run_worker(python, run, run_dir, cfg.preset.timeout_s, env)
     cpus = sysinfo.usable_cpus() if cfg.device.name == "cpu" else None  # a share per rank
@@ -210,30 +219,15 @@ def start_workers(cfg: Config, python, run, run_dir, env, layout=None):
                               cpus)
 
 
-def _finish_node(result, raw, run_dir):
-    """Node k > 0 of a multi-node run: its ranks' exits, no statistics (rank 0 measures)."""
-    node = result["node"]
-    status = "interrupted" if raw.get("interrupted") else raw["status"]
-    result.update(status="ok" if status == "ok" else status if status == "interrupted"
-                  else "failed", ranks=raw["ranks"], exit_code=raw.get("exit_code"))
-    if raw.get("interrupted"):  # which signal, as rank 0's node records it
-        result["interrupted"] = raw["interrupted"]
-    if raw.get("error"):
-        result["error"] = raw["error"]
-    first, last = raw["ranks"][0]["rank"], raw["ranks"][-1]["rank"]
-    print(f"node {node['node']} of {node['nodes']}: ranks {first}..{last} {result['status']}"
-          + (f": {result['error']}" if result.get("error") else ""), flush=True)
-    return _finish(result, run_dir, slurm.result_name(int(result["config"]["devices"])),
-                   one_line=False)
-
-
 def _now():
     """The time now as result.json records it: ISO 8601, UTC, to the second."""
     return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
 
 
-def _finish(result, run_dir, name="result.json", one_line=True):
-    result["finished"] = _now()
+def _finish(result, run_dir, place):
+    """Write the result (result.json, or result.node<k>.json on node k > 0 of a multi-node
+    run) and say so: the summary line, or on node k a line of its ranks."""
+    name = place.result_name
     try:
         record.write(run_dir / name, result)
         written = True
@@ -241,7 +235,12 @@ def _finish(result, run_dir, name="result.json", one_line=True):
         result.setdefault("error", f"{name} could not be written: {exc}")
         print(f"bench: could not write {run_dir / name}: {exc}", file=sys.stderr, flush=True)
         written = False
-    if one_line:
+    if place.secondary and "ranks" in result:
+        node, ranks = result["node"], result["ranks"]
+        print(f"node {node['node']} of {node['nodes']}: ranks {ranks[0]['rank']}.."
+              f"{ranks[-1]['rank']} {result['status']}"
+              + (f": {result['error']}" if result.get("error") else ""), flush=True)
+    else:
         print(summary.summary_line(result), flush=True)
     if written:
         print(f"result: {run_dir / name}", flush=True)

@@ -3,7 +3,9 @@ reading against its schema (result.schema.json beside this module)."""
 import functools
 import json
 import math
+import platform
 import statistics
+import sys
 from pathlib import Path
 
 from bench_shared import spec
@@ -13,6 +15,25 @@ from .. import files
 # A last-epoch mean loss this many times a uniform guess's (ln of the number of classes) is
 # a diverged run: a healthy one starts near ln(C) and falls.
 DIVERGED = 3.0
+
+
+def header(config, overrides, started, bench_version):
+    """What a result says before the run starts: the schema, the composed config (and the
+    overrides that made it), when, and which bench and orchestrator ran it."""
+    head = {"schema_version": SCHEMA_VERSION, "config": config, "started": started,
+            "bench_version": bench_version,
+            "orchestrator": {"python": sys.version.split()[0], "executable": sys.executable,
+                             "platform": platform.platform()}}
+    if overrides is not None:
+        head["overrides"] = overrides
+    return head
+
+
+def assemble(head, learned, ended, finished):
+    """The result of a run, in one place: its header, what it learned on its way (tuning,
+    host, worker, data, node), how it ended (the worker's raw result with its statistics, or
+    the status and error of a refusal or failure) and when it finished."""
+    return {"status": "failed", **head, **learned, **ended, "finished": finished}
 
 
 def _median(values):

@@ -7,7 +7,8 @@ name, so the directory is created with `mkdir` (which fails when it exists) and 
 
 Hydra writes its record of the run (`.hydra/config.yaml`, ...) into the directory before the
 run's own code starts; where that fails (a full disk) it would print a traceback, and it prints
-the message of a CompactHydraException alone: `_save_config` turns the OSError into one.
+the message of a CompactHydraException alone: `save_config`, installed in place of Hydra's
+`_save_config` by `install()`, turns the OSError into one.
 """
 import functools
 import os
@@ -37,11 +38,6 @@ def claim(base) -> str:
     raise FileExistsError(f"{base}: {MAX_CLAIMS} run directories of this name exist already")
 
 
-# Cached: Hydra resolves hydra.run.dir once per job, and a cached value keeps any later
-# resolution of the same config from claiming a second directory.
-OmegaConf.register_new_resolver("bench_new_dir", claim, use_cache=True, replace=True)
-
-
 def first_run_in(run_dir: Path) -> bool:
     """Mark run_dir as one run's (an exclusive create of .bench-run); False when another run
     marked it first (an explicit hydra.run.dir given twice). A sweep's job directories are
@@ -61,7 +57,8 @@ _hydra_save_config = hydra.core.utils._save_config
 
 
 @functools.wraps(_hydra_save_config)
-def _save_config(cfg, filename, output_dir):
+def save_config(cfg, filename, output_dir):
+    """Hydra's _save_config, with an OSError turned into one line naming the path."""
     try:
         _hydra_save_config(cfg, filename, output_dir)
     except OSError as exc:
@@ -75,4 +72,10 @@ def _save_config(cfg, filename, output_dir):
         raise RecordNotWritten(f"bench: {message}") from None
 
 
-hydra.core.utils._save_config = _save_config  # run_job calls it by this module-global name
+def install():
+    """The resolver that names a single run's directory (cached: Hydra resolves hydra.run.dir
+    once per job, and a cached value keeps a later resolution of the same config from claiming
+    a second directory), and save_config in place of Hydra's own (run_job calls it by its
+    module-global name). Called by bench.run.hydra_hooks.install, never on import."""
+    OmegaConf.register_new_resolver("bench_new_dir", claim, use_cache=True, replace=True)
+    hydra.core.utils._save_config = save_config

@@ -10,12 +10,14 @@ Only a step that srun started is several tasks (SLURM_STEP_ID set, SLURM_STEP_NU
 a batch script or an salloc shell has SLURM_NTASKS of the whole allocation but is one
 process, whose run starts all its ranks itself.
 """
+import dataclasses
 import os
 import re
 import shutil
 import subprocess
 import time
 from pathlib import Path
+from typing import Optional
 
 from ..errors import ConfigError
 
@@ -92,18 +94,40 @@ def refusal(framework, launch, layout):
     return None
 
 
-def secondary_task(devices, environ=None):
-    """True in a Slurm task other than the first of a multi-node data-parallel run: it shares
-    the run's directory with the first and writes result.node<k>.json there."""
+@dataclasses.dataclass(frozen=True)
+class Place:
+    """Where one run's process stands in Slurm, asked once per run (`place()`): the tasks of
+    its srun step, and for a multi-node data-parallel run this task's share of the ranks."""
+
+    tasks: int = 1  # tasks of the srun step this process is one of (1 outside a step)
+    task: int = 0  # this process's task index in the step
+    devices: int = 1
+    layout: Optional[dict] = None  # node_layout(): this node's ranks, None on one node
+    problem: Optional[str] = None  # why the step cannot run these devices (a ConfigError)
+
+    @property
+    def spans_tasks(self):
+        """One run across the tasks of a step: every task writes into one directory."""
+        return self.tasks > 1 and self.devices > 1
+
+    @property
+    def secondary(self):
+        """A task other than the first: it writes result.node<k>.json beside result.json."""
+        return self.spans_tasks and self.task > 0
+
+    @property
+    def result_name(self):
+        return f"result.node{self.task}.json" if self.secondary else "result.json"
+
+
+def place(devices, environ=None) -> Place:
+    """This process's Place for a run of `devices` devices."""
     tasks, task = step_tasks(environ)
-    return tasks > 1 and devices > 1 and task > 0
-
-
-def result_name(devices, environ=None):
-    """result.json, or result.node<k>.json in Slurm task k > 0 of a multi-node run."""
-    if secondary_task(devices, environ):
-        return f"result.node{step_tasks(environ)[1]}.json"
-    return "result.json"
+    try:
+        layout, problem = node_layout(devices, environ), None
+    except ConfigError as exc:
+        layout, problem = None, str(exc)
+    return Place(tasks=tasks, task=task, devices=devices, layout=layout, problem=problem)
 
 
 MARK = ".bench-run"  # a run's claim of its directory (bench.run.rundirs.first_run_in)

@@ -1,5 +1,6 @@
-"""Sweeps: a stable directory per sweep and resuming (skip what is done); the end-of-sweep
-summary is bench.report.sweep_summary's.
+"""Sweeps: a stable directory per sweep, resuming (skip what is done), the line per job, and
+the sweep directory's lock; the end-of-sweep summary is bench.report.sweep_summary's, handed
+in by the command line.
 
 A sweep's directory is `results/sweeps/<name>`: `sweep=<name>` when given, else a name derived
 from the command line's overrides, so that running the same command again finds its jobs
@@ -7,14 +8,17 @@ again (each job's subdirectory is Hydra's `override_dirname`). A job whose resul
 `ok` or `unsupported` for the same config is skipped; any other (failed, invalid, interrupted,
 not installed) runs again; `redo=true` runs everything again.
 """
+import contextlib
+import contextvars
 import hashlib
 import re
 import time
 from pathlib import Path
 
+from hydra.experimental.callback import Callback
 from omegaconf import OmegaConf
 
-from .. import conf_dir
+from .. import conf_dir, files
 from . import environments, record, summary
 from .config import override_key
 
@@ -91,12 +95,17 @@ def group_options(group: str, require_all=True) -> str:
 _said = []  # the left-out line is printed once per process
 
 
-# Cached: OmegaConf caches on the literal arguments ("${sweep}", "${hydra.overrides.task}"),
-# and Hydra copies the sweep's cache into every job's config (as for ${now:}), so each job,
-# whose own hydra.overrides.task holds only its single values, gets the sweep's directory.
-OmegaConf.register_new_resolver("bench_sweep_name", sweep_name, use_cache=True, replace=True)
-OmegaConf.register_new_resolver("bench_options", group_options, replace=True)
-OmegaConf.register_new_resolver("bench_job_name", job_name, replace=True)
+def install():
+    """The resolvers conf/config.yaml names a sweep's directories with, and the comparison
+    presets their frameworks (called by bench.run.hydra_hooks.install, never on import).
+    bench_sweep_name is cached: OmegaConf caches on the literal arguments ("${sweep}",
+    "${hydra.overrides.task}"), and Hydra copies the sweep's cache into every job's config (as
+    for ${now:}), so each job, whose own hydra.overrides.task holds only its single values,
+    gets the sweep's directory."""
+    OmegaConf.register_new_resolver("bench_sweep_name", sweep_name, use_cache=True,
+                                    replace=True)
+    OmegaConf.register_new_resolver("bench_options", group_options, replace=True)
+    OmegaConf.register_new_resolver("bench_job_name", job_name, replace=True)
 
 
 def comparable(config):
@@ -137,7 +146,7 @@ def finished_result(run_dir: Path, config, redo: bool):
     return previous
 
 
-class Progress:
+class JobCounter:
     """One line per job of a sweep on this machine — `sweep: job 2 of 4 (task=rnn); 1 finished
     in 0:12, about 0:24 left` — and the wall time for the summary's last line. Plain lines:
     the same in a log, on a terminal and on one of no width. Jobs that run elsewhere
@@ -197,4 +206,47 @@ def count_jobs(task_overrides, sweeper_params):
     return total
 
 
-progress = Progress()
+
+# The Outcome that bench.run.main.main() was given, for the length of that call: the
+# SweepLock callback, which Hydra makes from conf/config.yaml, reports the sweep to it.
+current = contextvars.ContextVar("bench_sweep_outcome", default=None)
+
+
+class SweepLock(Callback):
+    """Registered in conf/config.yaml (hydra.callbacks). In the process that launches a
+    multirun it holds the sweep directory's lock from the sweep's start to its end (two
+    sweeps into one directory would run and overwrite the same jobs), and tells the outcome
+    when the sweep starts (its directory, its number of jobs) and ends (the outcome's
+    on_sweep_end, the summary, runs before the lock is released). Submitit pickles callbacks
+    with every job: what it holds is left out of the pickle."""
+
+    def __init__(self):
+        self.outcome = current.get()
+        self._lock = contextlib.ExitStack()
+
+    def __getstate__(self):
+        return {}
+
+    def __setstate__(self, state):
+        self.__init__()
+
+    def on_multirun_start(self, config, **kwargs):
+        directory = Path(str(config.hydra.sweep.dir)).absolute()
+        try:
+            params = config.hydra.sweeper.get("params")
+            params = OmegaConf.to_container(params, resolve=True) if params else {}
+            total = count_jobs(config.hydra.overrides.task, params)
+        except Exception:  # an override Hydra will reject itself, in its own words
+            total = None
+        if self.outcome is not None:
+            self.outcome.sweep_started(directory, total)
+        self._lock.enter_context(files.locked(
+            directory / ".sweep", waiting="(another sweep into the same directory; Ctrl-C "
+            "stops, sweep=<name> runs into another directory)"))
+
+    def on_multirun_end(self, config, **kwargs):
+        try:
+            if self.outcome is not None:
+                self.outcome.sweep_ended()
+        finally:
+            self._lock.close()

@@ -47,19 +47,32 @@ def r_start_environment(cfg: Config):
     return env
 
 
-def worker_environment(cfg: Config, python=None):
-    """The worker's environment: ours, the framework's `env`, and once its interpreter is known,
-    its `library_path` in front of LD_LIBRARY_PATH (that worker's alone, never ours)."""
+def worker_environment(cfg: Config):
+    """The worker's environment before its interpreter is known: ours and the framework's
+    `env` (what the host record reads: the variables that change speed)."""
     env = dict(os.environ)
     env.update(cfg.framework.env)
-    if python and cfg.framework.library_path:
+    env["PYTHONUNBUFFERED"] = "1"
+    return env
+
+
+def with_interpreter(cfg: Config, env, python):
+    """env completed for the worker's interpreter: its `library_path` in front of
+    LD_LIBRARY_PATH (that worker's alone, never ours), and for an R row the interpreter
+    reticulate drives, its OpenMP settings and preloaded libraries."""
+    env = dict(env)
+    if cfg.framework.library_path:
         env["LD_LIBRARY_PATH"] = os.pathsep.join(
             library_path(cfg, python) + list(filter(None, [env.get("LD_LIBRARY_PATH")])))
-    env["PYTHONUNBUFFERED"] = "1"
-    if python and cfg.framework.r_models:  # the interpreter the R worker drives (reticulate)
+    if cfg.framework.r_models:
         env["RETICULATE_PYTHON"] = python
         env.update(r_start_environment(cfg))
         preload = r_preload(cfg, python)
         if preload:
             env["LD_PRELOAD"] = " ".join(preload + list(filter(None, [env.get("LD_PRELOAD")])))
     return env
+
+
+def environment_for(cfg: Config, python):
+    """The whole environment of a worker started with `python` (a tool's worker: one step)."""
+    return with_interpreter(cfg, worker_environment(cfg), python)

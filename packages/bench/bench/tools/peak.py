@@ -80,7 +80,7 @@ def measure(frameworks, device, out_dir: Path):
             run["mode"] = "peak"
             print(f"peak: {fw} {precision} ...", flush=True)
             raw = launch.run_worker(python, run, out_dir / f"{fw}_{precision}", TIMEOUT_S,
-                                    worker_env.worker_environment(cfg, python))
+                                    worker_env.environment_for(cfg, python))
             if raw.get("interrupted"):
                 raise KeyboardInterrupt()
             if raw["status"] == "ok" and raw.get("peak_flops") is None:

@@ -106,7 +106,7 @@ def check_one(framework, task, args, refs, out_dir):
                      "outputs": str(run_dir / "outputs.npy"),
                      "train_steps": args.steps, "train_batch_size": TRAIN_BATCH_SIZE}
     raw = launch.run_worker(python, run, run_dir, cfg.preset.timeout_s,
-                            worker_env.worker_environment(cfg, python))
+                            worker_env.environment_for(cfg, python))
     if raw["status"] != "ok":
         return Check(framework, task, "unsupported" if raw["status"] == "unsupported" else "error",
                      detail=raw.get("error", ""))
