@@ -14,8 +14,8 @@ steady-state examples/s; inference: images/s), their ratio and what the profile 
 under the CPU model and flags they were measured on. A timing run, not a test: run it on a
 quiet machine. Writes tune_defaults.json and tune_defaults.md into --out. `--override` adds a
 Hydra override to every run and tune (repeatable); at `--preset smoke` a task with a shorter
-tune run (`bench.tools.tune.SHORT_RUN`: densenet) gets its sizes too, in the tune and the runs
-alike.
+tune run (`bench.tools.tune.command.SHORT_RUN`: densenet) gets its sizes too, in the tune
+and the runs alike.
 
 Where the tune kept the default, there is nothing to confirm: the row comes from the tune's
 own rounds (the default against the fastest other eligible candidate, alternating in the same
@@ -34,7 +34,9 @@ from pathlib import Path
 
 from bench.run import capabilities, profiles, sysinfo
 from bench.run.config import override_key
-from bench.tools.tune import DEFAULT_PRESET, Outcome, label, settings_key, short_run
+from bench.tools.tune.candidates import label, settings_key
+from bench.tools.tune.command import DEFAULT_PRESET, short_run
+from bench.tools.tune.rounds import Outcome
 from bench_shared import contract, spec
 
 WITHIN = 0.10  # a default more than 10 % slower than the tuned setting is flagged

@@ -1,4 +1,4 @@
-"""The fourth task's shared half (issue 15): DenseNet-121's tables, neutral weights and NumPy
+"""The fourth task's shared half: DenseNet-121's tables, neutral weights and NumPy
 reference forward pass, before any framework runs it. Valid Python 3.6 (CNTK's environment)."""
 import numpy as np
 import pytest

@@ -28,7 +28,8 @@ def test_fake_has_no_gpu_device(run_bench, bench_env):
 
 
 def test_options_are_typed_by_the_framework_declaration(run_bench):
-    """conf/framework/fake.yaml declares lr: 0.5: its schema types it, no Python per framework."""
+    """The fake framework's YAML (tests/fake_framework/fake.yaml) declares lr: 0.5: its
+    schema types it, no Python per framework."""
     run = run_bench("framework=fake", "preset=smoke", "framework.options.lr=fast")
     assert run.returncode == 1 and not run.result_paths  # a composition error: nothing ran
     assert "framework.options.lr" in run.output and "could not be converted to Float" in run.output

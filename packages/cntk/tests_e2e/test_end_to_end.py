@@ -14,7 +14,7 @@ def test_the_worker_is_python36_with_the_mpi_shim(run_bench):
     assert result["worker"]["library_path"][0].endswith("/lib/bench-mpi-shim")
     assert result["framework"]["versions"]["cntk"] == "2.7"
     assert result["framework"]["versions"]["devices"] == ["cpu"]
-    assert result["framework"]["settings"]["threads"] == 1  # conf/task_framework/rnn_cntk
+    assert result["framework"]["settings"]["threads"] == 1  # conf/task_framework/rnn_cntk.yaml
 
 
 def test_without_the_mpi_shim_the_error_names_the_fix(run_bench):

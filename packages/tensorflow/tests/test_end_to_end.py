@@ -17,4 +17,4 @@ def test_bf16_policy(run_bench):
                                      "preset.train_examples=256", "preset.test_examples=128")
     assert code == 0, output
     assert result["framework"]["settings"]["policy"] == "mixed_bfloat16"
-    assert result["framework"]["settings"]["xla"] is True  # conf/task_framework/rnn_tensorflow
+    assert result["framework"]["settings"]["xla"] is True  # conf/task_framework/rnn_tensorflow.yaml

@@ -25,9 +25,10 @@ def test_frozen_model_stays_at_chance(run_bench):
 
 
 def test_two_slurm_nodes_train_one_ddp_run(tmp_path, tmp_path_factory):
-    """Issue 15's multi-node path, as 2 "nodes" (Slurm tasks on localhost) x 1 process: each
-    orchestrator starts its rank, the two meet in one gloo process group at the address and
-    port derived from the Slurm job, and rank 0's node reports one run that learns."""
+    """The multi-node path (bench.run.slurm), as 2 "nodes" (Slurm tasks on localhost) x 1
+    process: each orchestrator starts its rank, the two meet in one gloo process group at the
+    address and port derived from the Slurm job, and rank 0's node reports one run that
+    learns."""
     import json
 
     from bench import testing

@@ -117,7 +117,7 @@ class Capabilities:
 
 @dataclass
 class TuningConfig:
-    """What `python -m bench tune` may try (bench/tune.py); the composed value of each is
+    """What `python -m bench tune` may try (bench/tools/tune/); the composed value of each is
     always the default candidate, so a list need not repeat it."""
 
     # option -> candidate values: keys and value types are fixed by the framework's options
@@ -163,7 +163,7 @@ class FrameworkConfig:
     # the R process) would otherwise stand in for
     r_preload: List[str] = field(default_factory=list)
     # an R row whose framework calls CBLAS (MXNet's cblas_sgemm): R's process-wide BLAS takes
-    # those calls, so R's reference BLAS is refused (bench/r_worker.py) instead of timed
+    # those calls, so R's reference BLAS is refused (bench/run/r_worker.py) instead of timed
     r_cblas: bool = False
     # an R row: variables its R worker must have when R starts (variable -> option), as R loads
     # GNU OpenMP then and libgomp reads OMP_* only at load, before the worker's setup() runs;
@@ -286,7 +286,7 @@ class Config:
     # sweeps (bench.run.sweep): results/sweeps/<sweep>; null: a name made of the overrides
     sweep: Optional[str] = None
     redo: bool = False  # run a sweep's jobs again even where a result exists
-    # apply this host's tuning profile (`python -m bench tune`; bench/profiles.py)
+    # apply this host's tuning profile (`python -m bench tune`; bench/run/profiles.py)
     tuned: bool = False
     comparison: ComparisonConfig = field(default_factory=ComparisonConfig)
 

@@ -27,7 +27,7 @@ from bench_shared import spec
 
 from ... import project_dir
 
-# the checkout this orchestrator runs from (packages/bench/bench/site -> the checkout)
+# the checkout this orchestrator runs from (packages/bench/bench/report/site/ -> the checkout)
 CHECKOUT = Path(__file__).resolve().parents[5]
 
 SWITCHES_CSV = Path(__file__).with_name("switches.csv")
