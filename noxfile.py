@@ -286,11 +286,11 @@ def left_out(pins, package):
 
 
 def install(session, lock, folders=(), env=None):
-    """Build the session's environment from locks/<lock>.txt: every
-    package of the lock at its pin, each file checked against the lock's hashes, nothing
-    resolved beyond it; then the project folders editable, without dependencies (the lock
-    holds theirs); then the marker (`mark`). Returns without installing where nox installs
-    nothing (--no-install on a reused environment).
+    """Build the session's environment from locks/<lock>.txt: every package of the lock at
+    its pin, each file checked against the lock's hashes, nothing resolved beyond it; then the
+    project folders editable, without dependencies (the lock holds theirs); then the marker
+    (`mark`). Returns without installing where nox installs nothing (--no-install on a reused
+    environment).
 
     An Env's `pip` and `build_requires` go first, from the lock too (its sdists then build in
     the environment, with --no-build-isolation). A user's override (Env.overrides, e.g.
@@ -322,16 +322,17 @@ def install(session, lock, folders=(), env=None):
             (Path(tmp) / file).write_text("".join(line for n in names for line in pins[n].text))
             return str(Path(tmp) / file)
 
-        first = ((env.pip,) if env.pip else ()) + env.build_requires if env else ()
-        for requirement in first:  # one at a time: pip before what it installs
-            session.install(*checked, "-r", part("first.txt", [canonical(requirement)]))
+        # pip before what it installs; then what the lock's sdists build with, in place
+        firsts = [(env.pip,) if env.pip else (), env.build_requires] if env else []
+        for first in filter(None, firsts):
+            session.install(*checked, "-r", part("first.txt", map(canonical, first)))
         isolation = ("--no-build-isolation",) if env and env.build_requires else ()
         leave = {n for names in skipped.values() for n in names}
         whole = str(path.relative_to(ROOT))
         session.install(*checked, *isolation, "-r", part("lock.txt", [
             n for n in pins if n not in leave]) if leave else whole)
     for variable, _, value in overrides:
-        session.warn(f"override {variable}={value!r}: in place of locks/{lock}.txt's "
+        session.warn(f"override {variable}={value!r}, left out of locks/{lock}.txt: "
                      f"{', '.join(skipped[variable])}")
         session.install(*shlex.split(value))
     if folders:
