@@ -1,5 +1,8 @@
-"""Progress of a worker, drawn from its events: tqdm bars on a terminal wide enough for one,
-plain lines in logs and on a terminal of no width (a bar there would show nothing)."""
+"""What the orchestrator shows on a terminal: progress of a worker, drawn from its events
+(tqdm bars on a terminal wide enough for one, plain lines in logs and on a terminal of no
+width, where a bar would show nothing); plain-text tables; and the one guard of every
+sub-command's command line."""
+import functools
 import os
 import sys
 import time
@@ -8,6 +11,29 @@ from tqdm import tqdm
 
 LOG_INTERVAL_S = 15.0  # one line per phase at most this often when output is not a terminal
 MIN_COLUMNS = 20  # narrower than this, a terminal gets the plain lines
+
+
+def text_table(header, rows):
+    """Columns padded to their widest cell, a dashed rule under the header."""
+    rows = [[str(v) for v in row] for row in [header, *rows]]
+    widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
+    lines = ["  ".join(v.ljust(w) for v, w in zip(row, widths)).rstrip() for row in rows]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def subcommand(main):
+    """A sub-command's main(argv) -> exit status, with argparse's exit (--help: 0; a bad
+    command line: 2, argparse printing which) returned as the status rather than raised
+    through the command line."""
+    @functools.wraps(main)
+    def guarded(argv):
+        try:
+            return main(argv)
+        except SystemExit as exc:
+            return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+
+    return guarded
 
 
 def bars_fit(stream):

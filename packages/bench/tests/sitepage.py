@@ -5,11 +5,11 @@ import json
 from html.parser import HTMLParser
 from pathlib import Path
 
+from result_files import make_result
+
 from bench.tools import verify
 
-XEON = "Intel(R) Xeon(R) Gold 6148 CPU @ 2.40GHz"
 CPU_COLUMN = "Intel Xeon Gold 6148, 8 CPUs fp32"
-DISPLAY = {"torch": "PyTorch", "tensorflow": "TensorFlow", "gluon": "MXNet (Gluon)"}
 
 # (framework, task, seconds, accuracy, status): known figures and every kind of cell
 RESULTS = [
@@ -27,36 +27,12 @@ RESULTS = [
 ]
 
 
-def make_result(framework, task, seconds, accuracy, status, seed=0, hostname="node1"):
-    kind = "inference" if task == "resnet50" else "train"
-    stats = {}
-    if status == "ok":
-        stats = ({"train_seconds": seconds, "examples_per_second": 50000 / seconds}
-                 if kind == "train" else
-                 {"seconds_per_1000_images": seconds, "images_per_second": 1000 / seconds})
-    return {
-        "status": status,
-        "config": {"task": {"name": task, "kind": kind, "batch_size": 64},
-                   "framework": {"name": framework, "display_name": DISPLAY[framework],
-                                 "options": {"threads": 0}},
-                   "device": {"name": "cpu", "index": 0}, "precision": {"name": "fp32"},
-                   "preset": {"name": "full"}, "data": {"name": "synthetic"}, "seed": seed},
-        "stats": stats,
-        "accuracy": accuracy,
-        "error": "" if status == "ok" else f"{framework} {task}: {status} on purpose",
-        "host": {"hostname": hostname, "os": "Linux-test", "cpu": XEON, "cpu_affinity": 8,
-                 "cpu_count": 40, "memory_bytes": 64 * 2**30, "gpus": [],
-                 "git_commit": "abc123", "environment_variables": {"OMP_NUM_THREADS": "8"}},
-        "framework": {"versions": {framework: "9.9"}, "settings": {"threads": 8}},
-        "python": "3.11.7",
-    }
-
-
 def write_results(directory: Path, specs=RESULTS):
     for i, spec in enumerate(specs):
         run_dir = directory / f"job{i}"
         run_dir.mkdir(parents=True)
-        (run_dir / "result.json").write_text(json.dumps(make_result(*spec, seed=i)))
+        result = make_result(*spec, device="cpu", gpu=None, seed=i)
+        (run_dir / "result.json").write_text(json.dumps(result))
     return directory
 
 

@@ -4,7 +4,7 @@ import csv
 import json
 
 from mdtable import parse_table
-from test_report import make_result
+from result_files import make_result
 
 from bench.report import command
 

@@ -71,3 +71,32 @@ def test_package_init_has_the_contract_s_functions_in_order(package):
     assert [n for n in contract.PACKAGE_FUNCTIONS if n not in present] == [], package
     order = [n for n in defined if n in PACKAGE_ORDER]
     assert order == sorted(order, key=PACKAGE_ORDER.index), (package, order)
+
+
+# The modules a framework package may have: the contract's, then one naming scheme for what a
+# package needs beyond it (docs/architecture.md, "The framework packages"); an API variant is
+# a subpackage with the same layout (bench_mxnet.gluon, bench_mxnet.module)
+CONTRACT_MODULES = {"__init__", "loop", "weights", *spec.TASKS}
+SCHEME = {"runtime", "initialisers", "distribute", "pipeline", "optimizers", "layers", "compat",
+          "mpi_shim"}
+SCHEME_PATTERNS = (re.compile(r"backend_[a-z]+"),)
+
+
+def off_scheme(package_dir):
+    """The modules of a framework package whose names follow neither the contract nor the
+    scheme, as paths relative to the package."""
+    return sorted(str(path.relative_to(package_dir)) for path in package_dir.rglob("*.py")
+                  if path.stem not in CONTRACT_MODULES | SCHEME
+                  and not any(p.fullmatch(path.stem) for p in SCHEME_PATTERNS))
+
+
+@pytest.mark.parametrize("package_dir", sorted(ROOT.glob("packages/*/bench_*")),
+                         ids=lambda p: p.name)
+def test_package_modules_follow_one_naming_scheme(package_dir):
+    assert off_scheme(package_dir) == []
+
+
+def test_the_naming_check_sees_a_module_off_the_scheme(tmp_path):
+    for name in ("__init__", "cnn", "init", "backend_jax", "helpers"):
+        (tmp_path / f"{name}.py").write_text("")
+    assert off_scheme(tmp_path) == ["helpers.py", "init.py"]

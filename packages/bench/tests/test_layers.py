@@ -1,6 +1,7 @@
 """The orchestrator reads as layers, each importing only those below it, with no import cycle
 (read with ast: every import, also those inside functions, counts)."""
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -149,3 +150,41 @@ def test_no_module_global_carries_a_run_s_outcome():
             if empty:
                 module_lists[name] = node.targets[0].id
     assert module_lists == process_state
+
+
+ARCHITECTURE = BENCH.parents[2] / "docs" / "architecture.md"
+
+
+def mapped_layers(text):
+    """{module: layer} from the layer table of docs/architecture.md (`| layer | modules | ...`,
+    each module a path relative to packages/bench/bench/ in backticks)."""
+    names = {name for name, _ in LAYERS}
+    found = {}
+    for line in text.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) >= 2 and cells[0] in names:
+            for path in re.findall(r"`([^`]+\.py)`", cells[1]):
+                found[module_name(BENCH / path)] = cells[0]
+    return found
+
+
+def map_problems(mapped):
+    problems = [f"{m}: not in the table" for m in sorted(set(MODULES) - set(mapped))]
+    problems += [f"{m}: in the table, not in bench" for m in sorted(set(mapped) - set(MODULES))]
+    problems += [f"{m}: listed under {where}, its layer is {layer(m)[1]}"
+                 for m, where in sorted(mapped.items()) if m in MODULES and layer(m)[1] != where]
+    return problems
+
+
+def test_the_architecture_map_lists_every_module_in_its_layer():
+    assert map_problems(mapped_layers(ARCHITECTURE.read_text())) == []
+
+
+def test_the_map_check_sees_a_missing_a_gone_and_a_misplaced_module():
+    text = ARCHITECTURE.read_text()
+    text = (text.replace("`run/slurm.py`, ", "")
+            .replace("`report/into.py`, ", "`report/into.py`, `report/gone.py`, ")
+            .replace("`data/imdb.py`, ", "").replace("| base | ", "| base | `data/imdb.py`, "))
+    assert map_problems(mapped_layers(text)) == [
+        "bench.run.slurm: not in the table", "bench.report.gone: in the table, not in bench",
+        "bench.data.imdb: listed under base, its layer is data"]

@@ -7,40 +7,12 @@ from pathlib import Path
 import pytest
 from matplotlib.container import BarContainer
 from mdtable import parse_table
+from result_files import P100, make_result
 
 from bench.report import baseline, charts, command, reference_2018
 from bench.report.collection import Grid, collect
 
-P100, XEON = "Tesla P100-PCIE-16GB", "Intel(R) Xeon(R) Gold 6148 CPU @ 2.40GHz"
-DISPLAY = {"torch": "PyTorch", "tensorflow": "TensorFlow"}
 SPEC_MD = Path(__file__).resolve().parents[3] / "shared" / "SPEC.md"
-
-
-def make_result(framework, task, seconds=None, accuracy=None, status="ok", device="gpu",
-                gpu=P100, precision="fp32", options=None, hostname="node1", seed=0):
-    """A result.json as benchmark.run_benchmark writes it, reduced to what reports read."""
-    kind = "inference" if task == "resnet50" else "train"
-    stats = {}
-    if status == "ok":
-        stats = ({"train_seconds": seconds, "examples_per_second": 50000 / seconds}
-                 if kind == "train" else
-                 {"seconds_per_1000_images": seconds, "images_per_second": 1000 / seconds})
-    return {
-        "status": status,
-        "config": {"task": {"name": task, "kind": kind, "batch_size": 64},
-                   "framework": {"name": framework, "display_name": DISPLAY[framework],
-                                 "options": options or {"threads": 0}, "python": None},
-                   "device": {"name": device, "index": 0},
-                   "precision": {"name": precision}, "preset": {"name": "full"},
-                   "data": {"name": "synthetic", "cache_dir": None}, "seed": seed,
-                   "sweep": None, "redo": False},
-        "stats": stats,
-        "accuracy": accuracy if status == "ok" else None,
-        "error": "" if status == "ok" else f"{framework} {task}: {status} on purpose",
-        "host": {"hostname": hostname, "cpu": XEON, "cpu_affinity": 8, "cpu_count": 40,
-                 "gpus": [{"name": gpu, "driver": "550.54", "memory": "16384 MiB"}]},
-        "framework": {"versions": {framework: "9.9"}},
-    }
 
 
 # (framework, task, seconds, accuracy, status, device) -> the cell the table must show
@@ -288,3 +260,25 @@ def test_scaling_section_pairs_each_n_device_configuration_with_its_one_device_t
                       for row in csv.DictReader(f)}
     assert float(efficiency[("2", "150.0")]) == pytest.approx(150 / single / 2)
     assert efficiency[("1", "100.0")] == "" and efficiency[("2", "90.0")] == ""
+
+
+FAST = ["framework=fake", "preset=smoke"]
+
+
+def test_report_html_into_an_existing_file_is_one_line(run_bench, tmp_path):
+    run = run_bench(*FAST, "task=cnn")
+    assert run.returncode == 0, run.output
+    page = tmp_path / "page.html"
+    page.write_text("mine")
+    report = run_bench("report", str(run.result_paths[0]), "--no-charts", "--html", str(page))
+    assert report.returncode == 2 and "Traceback" not in report.output, report.output
+    assert (f"report: --html {page} is a file; --html names the directory that gets "
+            f"index.html") in report.output
+    assert page.read_text() == "mine"
+
+
+def test_report_on_a_directory_named_result_json(run_bench, tmp_path):
+    (tmp_path / "odd" / "result.json").mkdir(parents=True)
+    run = run_bench("report", str(tmp_path / "odd"), "--no-charts")
+    assert run.returncode == 2 and "Traceback" not in run.output, run.output
+    assert "no result.json found" in run.output

@@ -253,3 +253,18 @@ def test_job_names_are_safe_and_bounded():
     assert "/" not in hostile and hostile.startswith("task.description=-..-..-x,task=cnn-")
     long = sweep.job_name(",".join(f"framework.options.x{i}=1" for i in range(40)))
     assert len(long) <= sweep.MAX_NAME
+
+
+def test_comparison_presets_run_the_installed_rows_unless_asked_for_all(run_bench):
+    run = run_bench("-m", "comparison=smoke", "task=rnn", timeout=900)
+    assert run.returncode == 0, run.output
+    assert re.search(r"comparison: 1 of \d+ frameworks are installed here; left out: .*torch",
+                     run.output), run.output
+    assert [json.loads(p.read_text())["config"]["framework"]["name"]
+            for p in run.result_paths] == ["fake"]
+    every = run_bench("-m", "comparison=smoke", "task=rnn", "framework=fake,torch",
+                      "comparison.require_all=true")
+    statuses = sorted(json.loads(p.read_text())["status"] for p in every.result_paths)
+    assert statuses == ["not_installed", "ok"], every.output
+    assert every.returncode == 0  # a comparison grid's blanks, listed in its table
+    assert re.search(r"^\| PyTorch \| not installed", every.output, re.M), every.output

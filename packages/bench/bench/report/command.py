@@ -12,20 +12,20 @@ arguments: the tables of the documentation, regenerated from committed result fi
 (docs/reports.md).
 """
 import argparse
-import re
-import shlex
 import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import files
+from ..console import subcommand
 from . import (
     agreement,
     baseline,
     document,
     history,
     host_comparison,
+    into,
     metrics,
     reference_2018,
     scaling,
@@ -159,23 +159,11 @@ def main_table(grid, reference=None):
                            if reference else None)
 
 
-MARKER = re.compile(r"^<!-- bench report: (.*) -->$")
-END_MARKER = "<!-- end bench report -->"
-
-
 def into_file(args, argv):
     """Replace, in args.into, the block whose marker records this command's arguments (argv
     less --into FILE) with the legend and the main table (or --table's); the file's path."""
-    path, wanted = Path(args.into), _without_into(argv)
-    try:
-        lines = path.read_text().splitlines(keepends=True)
-    except OSError as exc:
-        raise ValueError(f"--into {path}: cannot read it ({exc.strerror or exc})") from None
-    starts = [i for i in _unfenced(lines)
-              if (m := MARKER.match(lines[i].rstrip("\n"))) and shlex.split(m.group(1)) == wanted]
-    if not starts:
-        raise ValueError(f"--into {path}: no line `<!-- bench report: {shlex.join(wanted)} -->` "
-                         f"in it; put that line and `{END_MARKER}` where the table goes")
+    path = Path(args.into)
+    lines, starts = into.blocks(path, into.marker_arguments(argv))
     found = collect(args.paths, args.interrupted)
     if not found:
         raise ValueError(f"no result.json found in {' '.join(args.paths)}")
@@ -187,39 +175,8 @@ def into_file(args, argv):
                              f"{' '.join(args.paths)} has two seeds or more")
     else:
         table = main_table(grid, reference_2018.load() if args.reference else None)
-    for start in reversed(starts):
-        end = next((i for i in range(start + 1, len(lines))
-                    if lines[i].rstrip("\n") == END_MARKER), None)
-        if end is None:
-            raise ValueError(f"--into {path}: line {start + 1} opens a bench report block that "
-                             f"no `{END_MARKER}` line closes")
-        lines[start + 1:end] = ["\n", table, "\n"]
-    files.write_text(path, "".join(lines))
+    into.replace(path, lines, starts, table)
     return path
-
-
-def _unfenced(lines):
-    """The indices of the lines outside fenced code blocks (a marker shown in a ``` block is an
-    example of one, not a block)."""
-    fenced = False
-    for i, line in enumerate(lines):
-        if line.startswith(("```", "~~~")):
-            fenced = not fenced
-        elif not fenced:
-            yield i
-
-
-def _without_into(argv):
-    """argv less `--into FILE` / `--into=FILE`: the arguments a marker line records."""
-    out, skip = [], False
-    for arg in argv:
-        if skip:
-            skip = False
-        elif arg == "--into":
-            skip = True
-        elif not arg.startswith("--into="):
-            out.append(arg)
-    return out
 
 
 def html_page(args, report):
@@ -240,11 +197,9 @@ def html_page(args, report):
     return path
 
 
+@subcommand
 def main(argv):
-    try:
-        args = parser().parse_args(argv)
-    except SystemExit as exc:  # --help (0), or a bad command line (2): argparse said which
-        return exc.code
+    args = parser().parse_args(argv)
     try:
         if args.verify and not args.html:
             raise ValueError("--verify goes with --html (the page shows the verify results)")

@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 from .. import files, project_dir
+from ..console import subcommand, text_table
 from ..data.cache import cache_root
 from ..errors import EnvironmentNotFound
 from ..run import capabilities, environments, system
@@ -101,12 +102,7 @@ def row(name, cache_dir=None, refresh=False):
     return line
 
 
-def table(rows, header):
-    widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
-    return "\n".join("  ".join(str(v).ljust(w) for v, w in zip(r, widths)).rstrip()
-                     for r in [header, ["-" * w for w in widths], *rows])
-
-
+@subcommand
 def main(argv):
     parser = argparse.ArgumentParser(
         prog="python -m bench envs",
@@ -140,16 +136,16 @@ def main(argv):
     built = sum(line["built"] for line in rows)
     print(f"framework environments ({built} of {len(rows)} built; environments live in "
           f"{project_dir() / '.nox'}):\n")
-    print(table([[line["framework"], line["environment"], "yes" if line["built"] else "no",
-                  line["python"], line["version"],
-                  line["found_by"] if line["built"] else line["build"]] for line in rows],
-                ["framework", "environment", "built", "python", "framework version",
-                 "found by / build it with"]))
+    print(text_table(["framework", "environment", "built", "python", "framework version",
+                      "found by / build it with"],
+                     [[line["framework"], line["environment"], "yes" if line["built"] else "no",
+                       line["python"], line["version"],
+                       line["found_by"] if line["built"] else line["build"]] for line in rows]))
     print("\nsystem packages beyond the environments:\n")
-    print(table([[d["title"], f"found: {d['found']}" if d["found"] else "missing",
-                  ", ".join(d["needed_by"]), "" if d["found"] else d["install"]]
-                 for d in dependencies],
-                ["dependency", "here", "needed by", "install"]))
+    print(text_table(["dependency", "here", "needed by", "install"],
+                     [[d["title"], f"found: {d['found']}" if d["found"] else "missing",
+                       ", ".join(d["needed_by"]), "" if d["found"] else d["install"]]
+                      for d in dependencies]))
     missing = [line for line in rows if not line["built"]]
     if missing:
         print(f"\n{len(missing)} not built: `python -m nox -s <environment> --install-only` in "

@@ -17,6 +17,7 @@ from pathlib import Path
 from bench_shared import contract
 
 from .. import files
+from ..console import subcommand
 from ..errors import BenchError
 from ..run import (
     benchmark,
@@ -122,6 +123,7 @@ def show(peak):
     return "\n".join(lines)
 
 
+@subcommand
 def main(argv):
     parser = argparse.ArgumentParser(
         prog="python -m bench peak",
@@ -141,11 +143,8 @@ def main(argv):
     parser.add_argument("--cache-dir", default=None, metavar="DIR",
                         help="the cache directory (default: $BENCH_CACHE_DIR, else "
                              "~/.cache/rosetta-bench)")
-    try:
-        args = parser.parse_args(as_flags(argv, {"framework": "--frameworks",
-                                                 "device": "--device"}))
-    except SystemExit as exc:  # --help (0), or a bad command line (2): argparse said which
-        return exc.code
+    args = parser.parse_args(as_flags(argv, {"framework": "--frameworks",
+                                             "device": "--device"}))
     frameworks = args.frameworks.split(",")
     unknown = sorted(set(frameworks) - set(capabilities.framework_names()))
     if unknown:

@@ -15,6 +15,7 @@ from hydra.errors import HydraException
 from omegaconf.errors import OmegaConfBaseException
 
 from .. import data
+from ..console import subcommand
 from ..errors import BenchError
 from ..run import config
 
@@ -48,11 +49,9 @@ def parser():
     return p
 
 
+@subcommand
 def main(argv):
-    try:
-        args = parser().parse_args(argv)
-    except SystemExit as exc:  # --help (0), or a bad command line (2): argparse said which
-        return exc.code
+    args = parser().parse_args(argv)
     verify, overrides = args.verify, args.overrides
     try:
         runs = combinations(overrides)

@@ -16,6 +16,7 @@ import numpy as np
 
 from bench_shared import reference, reference_train, spec, weights
 
+from ..console import subcommand, text_table
 from ..errors import BenchError
 from ..run import benchmark, capabilities, config, environments, launch, worker_env
 from . import as_flags
@@ -147,14 +148,11 @@ def cell(check):
 
 def matrix(checks, frameworks, tasks):
     by_key = {(c.framework, c.task): c for c in checks}
-    rows = [["framework", *tasks]] + [[fw, *(cell(by_key[fw, t]) for t in tasks)]
-                                      for fw in frameworks]
-    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    lines = ["  ".join(v.ljust(w) for v, w in zip(row, widths)).rstrip() for row in rows]
-    lines.insert(1, "  ".join("-" * w for w in widths))
-    return "\n".join(lines)
+    return text_table(["framework", *tasks],
+                      [[fw, *(cell(by_key[fw, t]) for t in tasks)] for fw in frameworks])
 
 
+@subcommand
 def main(argv):
     parser = argparse.ArgumentParser(
         prog="python -m bench verify",
@@ -173,12 +171,9 @@ def main(argv):
     parser.add_argument("--steps", type=int, default=20, help="training steps (0: none)")
     parser.add_argument("--out", default=None, metavar="DIR",
                         help="directory for weights, outputs, report")
-    try:
-        args = parser.parse_args(as_flags(argv, {"framework": "--frameworks", "task": "--tasks",
-                                                 "precision": "--precision",
-                                                 "device": "--device"}))
-    except SystemExit as exc:  # --help (0), or a bad command line (2): argparse said which
-        return exc.code
+    args = parser.parse_args(as_flags(argv, {"framework": "--frameworks", "task": "--tasks",
+                                             "precision": "--precision",
+                                             "device": "--device"}))
     if args.steps < 0:
         parser.error(f"--steps {args.steps}: the number of training steps, 0 (none) or more")
     frameworks, tasks = args.frameworks.split(","), args.tasks.split(",")

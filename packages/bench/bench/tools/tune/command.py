@@ -15,7 +15,7 @@ from omegaconf import OmegaConf, open_dict
 from tqdm import tqdm
 
 from ... import files, signals
-from ...console import bars_fit
+from ...console import bars_fit, subcommand
 from ...errors import BenchError
 from ...run import benchmark, capabilities, config, environments, profiles, sweep, sysinfo
 from ...run.config import override_key
@@ -337,11 +337,9 @@ def _parse(argv):
     return args, overrides
 
 
+@subcommand
 def main(argv):
-    try:
-        args, overrides = _parse(argv)
-    except SystemExit as exc:  # --help (0), or a bad command line (2): argparse said which
-        return exc.code
+    args, overrides = _parse(argv)
     signals.install()
     tune = None
     try:

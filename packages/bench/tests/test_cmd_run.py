@@ -200,3 +200,11 @@ def test_init_file_is_refused_up_front_in_one_line(run_bench, tmp_path, damage):
     assert run.returncode == 1 and "Traceback" not in run.output, run.output
     assert run.result["error"].startswith(says), run.result["error"]
     assert "worker" not in run.result and "data" not in run.result  # before data and workers
+
+
+def test_a_row_that_is_not_installed_is_refused_not_failed(run_bench):
+    run = run_bench("framework=torch", "preset=smoke", "task=cnn")
+    assert run.returncode == 2, run.output
+    result = run.result
+    assert result["status"] == "not_installed" and "nox -s torch" in result["error"]
+    assert "NOT_INSTALLED" in run.output and "exit_code" not in result

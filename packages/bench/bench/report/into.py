@@ -1,0 +1,62 @@
+"""Tables written into the documentation: a block of a markdown file between a marker line
+that records the report command's arguments and an end line, replaced by the table those
+arguments give (docs/reports.md, "Tables in this documentation")."""
+import re
+import shlex
+from pathlib import Path
+
+from .. import files
+
+MARKER = re.compile(r"^<!-- bench report: (.*) -->$")
+END_MARKER = "<!-- end bench report -->"
+
+
+def blocks(path: Path, wanted):
+    """(the file's lines, the indices of the marker lines that record `wanted`, the report's
+    arguments); ValueError when the file cannot be read or has no such marker."""
+    try:
+        lines = path.read_text().splitlines(keepends=True)
+    except OSError as exc:
+        raise ValueError(f"--into {path}: cannot read it ({exc.strerror or exc})") from None
+    starts = [i for i in _unfenced(lines)
+              if (m := MARKER.match(lines[i].rstrip("\n"))) and shlex.split(m.group(1)) == wanted]
+    if not starts:
+        raise ValueError(f"--into {path}: no line `<!-- bench report: {shlex.join(wanted)} -->` "
+                         f"in it; put that line and `{END_MARKER}` where the table goes")
+    return lines, starts
+
+
+def replace(path: Path, lines, starts, table):
+    """Write path with each block that starts at `starts` holding `table`."""
+    for start in reversed(starts):
+        end = next((i for i in range(start + 1, len(lines))
+                    if lines[i].rstrip("\n") == END_MARKER), None)
+        if end is None:
+            raise ValueError(f"--into {path}: line {start + 1} opens a bench report block that "
+                             f"no `{END_MARKER}` line closes")
+        lines[start + 1:end] = ["\n", table, "\n"]
+    files.write_text(path, "".join(lines))
+
+
+def _unfenced(lines):
+    """The indices of the lines outside fenced code blocks (a marker shown in a ``` block is an
+    example of one, not a block)."""
+    fenced = False
+    for i, line in enumerate(lines):
+        if line.startswith(("```", "~~~")):
+            fenced = not fenced
+        elif not fenced:
+            yield i
+
+
+def marker_arguments(argv):
+    """argv less `--into FILE` / `--into=FILE`: the arguments a marker line records."""
+    out, skip = [], False
+    for arg in argv:
+        if skip:
+            skip = False
+        elif arg == "--into":
+            skip = True
+        elif not arg.startswith("--into="):
+            out.append(arg)
+    return out
