@@ -18,14 +18,15 @@ envs=("$@")
 out=${OUT:-results/setup_time}
 mkdir -p "$out"
 scratch=$(mktemp -d)
-trap 'rm -rf "$scratch"' EXIT
+wipe() { chmod -R u+w "$@" 2> /dev/null || true; rm -rf "$@"; }  # virtualenv's are read-only
+trap 'wipe "$scratch"' EXIT
 
 # no pip or uv configuration, whatever this machine has (/etc/xdg/pip, PIP_FIND_LINKS, ...)
 for variable in $(env | grep -o '^\(PIP\|UV\)_[A-Z_]*'); do unset "$variable"; done
 export PIP_CONFIG_FILE=/dev/null UV_NO_CONFIG=1 PIP_DISABLE_PIP_VERSION_CHECK=1
 
 fresh_caches() {  # pip's, uv's and virtualenv's caches and data, empty
-    rm -rf "$scratch/cache" "$scratch/data"
+    wipe "$scratch/cache" "$scratch/data"
     export XDG_CACHE_HOME="$scratch/cache" XDG_DATA_HOME="$scratch/data"
 }
 
@@ -49,7 +50,7 @@ for env in "${envs[@]}"; do
     for installer in ${INSTALLERS:-uv pip}; do
         backend=uv; [[ $installer == pip ]] && backend=virtualenv
         for run in $(seq 1 "${REPEATS:-2}"); do
-            rm -rf ".nox/$env"
+            wipe ".nox/$env"
             fresh_caches
             log="$out/$env-$installer-$run"
             start=$(date +%s)
