@@ -1,7 +1,8 @@
 """The quality figures a run reports beside its time, computed once for every framework from
-the outputs its `predict` returns: accuracy for the single-label tasks; for DenseNet's
-multi-label task (14 findings per image), the mean ROC-AUC over the labels, and the binary
-cross-entropy that its training minimises. NumPy only (worker side, Python 3.6).
+the outputs its `predict` returns: accuracy and the softmax cross-entropy for the single-label
+tasks; for DenseNet's multi-label task (14 findings per image), the mean ROC-AUC over the
+labels and the binary cross-entropy that its training minimises. NumPy only (worker side,
+Python 3.6).
 """
 import numpy as np
 
@@ -9,6 +10,15 @@ import numpy as np
 def accuracy(logits, labels):
     """Fraction of examples whose largest logit is their label."""
     return float(np.mean(np.argmax(logits, axis=1) == np.asarray(labels)))
+
+
+def softmax_cross_entropy(logits, labels):
+    """Mean over examples of -log softmax(x)[label], computed stably (log-sum-exp)."""
+    x = np.asarray(logits, np.float64)
+    x = x - x.max(axis=1, keepdims=True)
+    log_norm = np.log(np.exp(x).sum(axis=1))
+    picked = x[np.arange(len(x)), np.asarray(labels).astype(np.int64)]
+    return float(np.mean(log_norm - picked))
 
 
 def binary_cross_entropy(logits, targets):

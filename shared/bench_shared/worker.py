@@ -22,6 +22,7 @@ from . import (
     batching,
     contract,
     distributed,
+    environment,
     jsonsafe,
     lifeline,
     progress,
@@ -106,8 +107,10 @@ def run_training(run, fw, task, arrays, stopwatch, result):
         model = task.build_model(run)
     initialise(run, fw, task, model, stopwatch, result)
     result["param_count"] = fw.count_parameters(model)
-    result["losses"], result["batch_seconds"] = [], []
+    result["losses"], result["batch_seconds"], result["curve"] = [], [], []
     result["distributed"] = proc
+    target = run.get("quality_target")
+    trained = 0.0  # training seconds so far: the timed epochs only
     for epoch in range(cfg["epochs"]):
         total = batching.num_complete_batches(len(x), batch_size * processes)
         batches = batching.TrainBatches(
@@ -125,24 +128,43 @@ def run_training(run, fw, task, arrays, stopwatch, result):
         if epoch == 0:  # a one-batch epoch has no second hand-over: its first step is the epoch
             end = batches.first_step_end
             result["timings"]["first_step"] = end - start if end else stopwatch.last("epoch")
+        trained += stopwatch.last("epoch")
         result["losses"].append(float(loss))
         result["batch_seconds"].append(np.round(np.diff(batches.stamps), 6).tolist())
         progress.emit("phase_end", phase="train", seconds=stopwatch.last("epoch"), loss=float(loss))
+        last = epoch == cfg["epochs"] - 1
+        if rank == 0 and (last or curve_point_due(run)):
+            point = evaluate(task, model, arrays, cfg, eval_transform, result)
+            point.update(epoch=epoch + 1, step=(epoch + 1) * len(batches),
+                         train_seconds=trained)
+            result["curve"].append(point)
+            if not last and cfg.get("stop_at_target") and target is not None \
+                    and point["accuracy"] >= target:
+                result["stopped_at_target"] = epoch + 1  # the quality target: training ends
+                break
     result["train_examples"] = len(x)  # the training set (every rank's, when data-parallel)
     result["batches_per_epoch"] = len(batches)
-    if rank == 0:
-        evaluate(task, model, arrays, cfg, eval_transform, result)
     return model
 
 
+def curve_point_due(run):
+    """Whether the test set is evaluated at this epoch's end (the last epoch's always is):
+    with `curve` on, on one device. Data-parallel runs evaluate at the end only: rank 0 alone
+    evaluating mid-run would meet the other ranks' collectives in their next epoch."""
+    return bool(run["task"].get("curve", True)) and run.get("devices", 1) == 1
+
+
 def evaluate(task, model, arrays, cfg, transform, result):
-    """Untimed for the benchmark (its duration is recorded), on rank 0 only: accuracy, or for
-    multi-label tasks the mean ROC-AUC over the labels (with the per-label figures)."""
+    """Untimed for the benchmark (its duration is recorded, summed over the evaluations), on
+    rank 0 only: accuracy, or for multi-label tasks the mean ROC-AUC over the labels (with the
+    per-label figures), and the test loss; the run's figures are its last evaluation's.
+    Returns the curve point: {accuracy, loss, evaluation_seconds}."""
     test_x, test_y = arrays["test_x"], arrays["test_y"]
     progress.emit("phase", phase="evaluate", total=len(test_x), unit="example")
     start = time.perf_counter()
     logits = task.predict(model, batching.eval_batches(test_x, cfg["batch_size"], transform))
-    result["timings"]["evaluation"] = time.perf_counter() - start
+    seconds = time.perf_counter() - start
+    result["timings"]["evaluation"] = result["timings"].get("evaluation", 0.0) + seconds
     s = spec.TASKS[cfg["name"]]
     labels = getattr(s, "num_labels", None)
     expected = (len(test_x), labels or s.num_classes)
@@ -151,11 +173,14 @@ def evaluate(task, model, arrays, cfg, transform, result):
     if labels:
         result["accuracy"], result["label_auc"] = quality.mean_roc_auc(logits, test_y)
         result["accuracy_metric"] = "mean_roc_auc"
+        loss = quality.binary_cross_entropy(logits, test_y)
     else:
         result["accuracy"] = quality.accuracy(logits, test_y)
         result["accuracy_metric"] = "accuracy"
+        loss = quality.softmax_cross_entropy(logits, test_y)
     result["test_examples"] = len(test_x)
     progress.emit("phase_end", phase="evaluate", accuracy=result["accuracy"])
+    return {"accuracy": result["accuracy"], "loss": loss, "evaluation_seconds": seconds}
 
 
 def run_inference(run, fw, task, arrays, stopwatch, result):
@@ -271,6 +296,7 @@ def execute(run, load_task=import_task):
         result["traceback"] = traceback.format_exc()
         traceback.print_exc()
     result["peak_rss_bytes"] = peak_rss_bytes()
+    result["environment"] = environment.record()  # after the run: what it loaded
     return result, code
 
 

@@ -179,7 +179,7 @@ def test_submitit_local_sweep_completes(run_bench):
 
 def test_comparison_presets_sweep_every_framework_and_task(conf_copy, monkeypatch):
     """With comparison.require_all=true every framework; without it, those installed here
-    (test_command_line.py runs both)."""
+    (test_sweep.py runs both through the command line)."""
     monkeypatch.setenv("BENCH_CONF_DIR", str(conf_copy))
     hydra_hooks.install()
     for name in ("full", "smoke"):

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from test_trust import children, gone, read_until, start
+from cli_process import children, gone, read_until, start
 
 from bench.tools.tune import rounds as tune_rounds
 

@@ -14,6 +14,7 @@ from . import (
     environments,
     host_files,
     launch,
+    locks,
     profiles,
     r_worker,
     record,
@@ -48,6 +49,8 @@ def worker_run(cfg: Config, prepared):
                             data={"arrays": prepared["arrays"], "limits": prepared["limits"]})
     run["task"], run["device"] = effective_task(cfg), dataclasses.asdict(cfg.device)
     run["devices"] = cfg.devices
+    if cfg.task.kind == "train":  # the target of the run's data source (None: not declared)
+        run["quality_target"] = cfg.task.quality_target.get(cfg.data.name)
     if cfg.framework.r_models:  # the R worker's task files: packages/r/<r_models>/
         run["framework"]["r_models"] = cfg.framework.r_models
     if cfg.init.name == "file":
@@ -148,7 +151,8 @@ def _run(cfg, run_dir, place, learned, finish, overrides):
         if place.layout:
             learned["node"] = {k: place.layout[k] for k in ("node", "nodes", "master_addr",
                                                             "master_port")}
-        result = finish(_node_end(raw) if place.secondary else _measured(cfg, raw, run))
+        result = finish(_node_end(raw) if place.secondary
+                        else _measured(cfg, raw, run, python))
     if pending or raw.get("interrupted"):
         interrupted = Interrupted(raw.get("interrupted") or pending.what)
         interrupted.recorded = True
@@ -156,9 +160,15 @@ def _run(cfg, run_dir, place, learned, finish, overrides):
     return result
 
 
-def _measured(cfg, raw, run):
-    """How a run ended, from rank 0's raw result: validity, statistics, the host peak."""
+def _measured(cfg, raw, run, python):
+    """How a run ended, from rank 0's raw result: validity, statistics, the host peak, and the
+    worker's environment against the lock that built it."""
     ended = dict(raw, effective_task=run["task"])
+    if run["task"]["kind"] == "train":
+        ended["quality_target"] = run.get("quality_target")
+    if "environment" in raw:
+        ended["environment"] = dict(raw["environment"], **locks.compare(
+            raw["environment"].get("distributions"), locks.marker(python)))
     if raw.get("interrupted"):  # a signal ended it: no measurement, and a sweep retries it
         ended["status"] = "interrupted"
     invalid = record.invalid_reason(raw, run["task"])

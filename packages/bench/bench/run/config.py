@@ -49,7 +49,21 @@ class TaskConfig:
 
 
 @dataclass
-class CnnTask(TaskConfig):
+class TrainingTask(TaskConfig):
+    """What every training task adds: its learning curve, its quality target and whether
+    training stops there (SPEC.md, "What is timed": quality targets)."""
+
+    # evaluate the test set at every epoch's end, outside the timed window (false: at the
+    # end only); data-parallel runs evaluate at the end only
+    curve: bool = True
+    # the test accuracy (DenseNet: mean ROC-AUC) a run must reach, per data source
+    # (synthetic, real): conf/task/<task>.yaml says how each was chosen; null: none declared
+    quality_target: Dict[str, Optional[float]] = field(default_factory=dict)
+    stop_at_target: bool = False  # end training at the first evaluation at or above it
+
+
+@dataclass
+class CnnTask(TrainingTask):
     name: str = "cnn"
     kind: str = "train"
     dataset: str = "cifar10"
@@ -60,7 +74,7 @@ class CnnTask(TaskConfig):
 
 
 @dataclass
-class RnnTask(TaskConfig):
+class RnnTask(TrainingTask):
     name: str = "rnn"
     kind: str = "train"
     dataset: str = "imdb"
@@ -75,7 +89,7 @@ class DensenetAdamConfig(AdamConfig):
 
 
 @dataclass
-class DensenetTask(TaskConfig):
+class DensenetTask(TrainingTask):
     name: str = "densenet"
     kind: str = "train"
     dataset: str = "chestxray14"

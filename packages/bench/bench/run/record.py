@@ -62,7 +62,20 @@ def training_stats(raw, task):
     flops = spec.flops_per_example(task["name"], training=True,
                                    image_size=task.get("image_size"))
     stats["achieved_gflops"] = stats["examples_per_second"] * flops / 1e9
+    stats.update(time_to_target(raw.get("curve") or [], raw.get("quality_target")))
     return stats
+
+
+def time_to_target(curve, target):
+    """{quality_target, target_reached, time_to_target_s, target_epoch}: the training seconds
+    until the first evaluation at or above the target, and its epoch (None: not reached, or
+    no target declared for the run's data)."""
+    reached = next((point for point in curve if point["accuracy"] >= target), None) \
+        if target is not None else None
+    return {"quality_target": target,
+            "target_reached": None if target is None else reached is not None,
+            "time_to_target_s": reached["train_seconds"] if reached else None,
+            "target_epoch": reached["epoch"] if reached else None}
 
 
 def inference_stats(raw, task):
@@ -133,7 +146,10 @@ def flatten(tree, prefix=""):
     return flat
 
 
-SCHEMA_VERSION = 1  # result.json's layout; result.schema.json beside this module describes it
+# result.json's layout; result.schema.json beside this module describes it. 2 added the
+# worker's environment, the learning curve and the quality target; version 1 still reads
+SCHEMA_VERSION = 2
+READABLE_VERSIONS = (1, 2)
 SCHEMA = Path(__file__).resolve().parent / "result.schema.json"
 
 
@@ -166,7 +182,7 @@ def problem(result):
 def load(path: Path):
     """A result.json as a dict; ValueError (one bounded line naming the field) when it is not
     one or does not follow the schema. A result written before schema_version existed is read
-    as version 1, whose fields it has."""
+    as version 1, whose fields it has; a version 1 result lacks the environment and curve."""
     try:
         result = json.loads(Path(path).read_bytes())
     except (ValueError, UnicodeDecodeError) as exc:
@@ -174,10 +190,10 @@ def load(path: Path):
     if not isinstance(result, dict) or "status" not in result or "config" not in result:
         raise ValueError("not a Rosetta Bench result (no status or config)")
     if "schema_version" not in result:
-        result = dict(result, schema_version=SCHEMA_VERSION)
-    if result["schema_version"] != SCHEMA_VERSION:
+        result = dict(result, schema_version=1)
+    if result["schema_version"] not in READABLE_VERSIONS:
         raise ValueError(f"schema_version {result['schema_version']!r}: this bench reads "
-                         f"version {SCHEMA_VERSION}")
+                         f"versions {', '.join(map(str, READABLE_VERSIONS))}")
     why = problem(result)
     if why:
         raise ValueError(why)

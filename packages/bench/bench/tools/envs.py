@@ -3,6 +3,9 @@ and framework version, the command that builds it — and the system packages ro
 their environment (Open MPI, R, an old CPython; Chromium for the page's browser test), found or
 missing with the line that installs them.
 
+Each built environment is compared with the lock that built it (bench.run.locks): locked,
+drifted (naming the packages that differ), built with an override, or unlocked.
+
 Nothing is imported here: each environment's interpreter is asked once (a subprocess that reads
 installed packages' metadata, no framework import) and the answer cached per environment in the
 cache directory until that environment changes.
@@ -19,10 +22,11 @@ from .. import files, project_dir
 from ..console import subcommand, text_table
 from ..data.cache import cache_root
 from ..errors import EnvironmentNotFound
-from ..run import capabilities, environments, system
+from ..run import capabilities, environments, locks, system
 
-# runs in the environment's interpreter, Python 3.6 included: its version, and for each module
-# whether it is there and the version of the distribution that provides it
+# runs in the environment's interpreter, Python 3.6 included: its version, for each module
+# whether it is there and the version of the distribution that provides it, and every
+# installed distribution (name normalised as a lock writes it)
 PROBE = r"""
 import importlib.util, json, platform, sys
 found, versions = {}, {}
@@ -46,7 +50,14 @@ for module in sys.argv[1:]:
         if module in top or module in first:
             versions[module] = "%s %s" % (name, version)
             break
-print(json.dumps({"python": platform.python_version(), "found": found, "versions": versions}))
+try:  # the runtime's reading (a distribution's METADATA, as a result records it)
+    from bench_shared.environment import distributions as every
+    every = every()
+except ImportError:
+    every = dict(("-".join(name.replace("_", "-").replace(".", "-").lower().split("-")),
+                  version) for name, version, top, first in dists if name)
+print(json.dumps({"python": platform.python_version(), "found": found, "versions": versions,
+                  "distributions": every}))
 """
 
 
@@ -99,6 +110,7 @@ def row(name, cache_dir=None, refresh=False):
                 version=(answer.get("versions") or {}).get(fw.module.split(".")[0], ""))
     if not line["version"]:
         line["version"] = (answer.get("versions") or {}).get(fw.module, "")
+    line["lock"] = locks.compare(answer.get("distributions"), locks.marker(python))
     return line
 
 
@@ -141,6 +153,12 @@ def main(argv):
                      [[line["framework"], line["environment"], "yes" if line["built"] else "no",
                        line["python"], line["version"],
                        line["found_by"] if line["built"] else line["build"]] for line in rows]))
+    print("\nenvironments against the locks they were built from:\n")
+    seen = {}
+    for line in rows:
+        if line["built"]:
+            seen.setdefault(line["environment"], locks.describe(line["lock"]))
+    print(text_table(["environment", "lock"], sorted(seen.items())) if seen else "(none built)")
     print("\nsystem packages beyond the environments:\n")
     print(text_table(["dependency", "here", "needed by", "install"],
                      [[d["title"], f"found: {d['found']}" if d["found"] else "missing",
