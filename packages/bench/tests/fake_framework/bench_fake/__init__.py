@@ -69,6 +69,11 @@ def delay_s():
     return (_options["delay_ms"] + float(os.environ.get("FAKE_EXTRA_DELAY_MS", "0"))) / 1000.0
 
 
+def eval_delay_s():
+    """Per predict call: the configured eval_delay_ms (an evaluation made slow on purpose)."""
+    return _options["eval_delay_ms"] / 1000.0
+
+
 def skip_training():
     return _options["skip_training"]
 

@@ -1,0 +1,51 @@
+"""Learning curves and time to the quality target, through `python -m bench` with the numpy
+stand-in framework: every epoch's evaluation lies outside the timed window, leaves the
+training as it was, and the result says when the run reached its target."""
+FAST = ["framework=fake", "task=cnn", "preset=smoke"]
+
+
+def test_every_epoch_is_evaluated_outside_the_timed_window_and_training_is_unchanged(
+        run_bench):
+    """A second's evaluation per epoch: it shows in the evaluation time, not in the epochs'
+    (three fake epochs take well under that), and the same timed batches train to the same
+    losses with the curve on or off."""
+    slow = run_bench(*FAST, "framework.options.eval_delay_ms=1000").result
+    off = run_bench(*FAST, "task.curve=false").result
+    assert [p["epoch"] for p in slow["curve"]] == [1, 2, 3]
+    assert [p["step"] for p in slow["curve"]] == [32, 64, 96]
+    assert [p["epoch"] for p in off["curve"]] == [3]  # the end-of-run evaluation only
+    assert slow["timings"]["evaluation"] >= 3.0
+    assert slow["stats"]["train_seconds"] < slow["timings"]["evaluation"]
+    assert [len(e) for e in slow["batch_seconds"]] == [len(e) for e in off["batch_seconds"]]
+    assert slow["losses"] == off["losses"]
+    assert slow["accuracy"] == slow["curve"][-1]["accuracy"] == off["accuracy"]
+    points = slow["curve"]
+    assert all(a["train_seconds"] < b["train_seconds"] for a, b in zip(points, points[1:]))
+    assert points[-1]["train_seconds"] == slow["stats"]["train_seconds"]
+
+
+def test_a_slowed_evaluation_leaves_the_throughput_figure_as_it_was(run_bench):
+    """Epochs dominated by a sleep (20 ms per batch, 0.64 s an epoch), so that the figure
+    holds on a busy machine: an evaluation of one second inside the window would cut the
+    throughput to under half."""
+    runs = [run_bench(*FAST, "framework.options.delay_ms=20", f"framework.options.eval_delay_ms="
+                             f"{delay}").result for delay in (0, 1000)]
+    quick, slowed = (r["stats"]["examples_per_second"] for r in runs)
+    assert slowed > 0.7 * quick, (quick, slowed)
+
+
+def test_the_result_says_when_the_target_was_reached_and_stop_at_target_ends_there(
+        run_bench):
+    reached = run_bench(*FAST, "task.quality_target.synthetic=0.5").result
+    first = next(p for p in reached["curve"] if p["accuracy"] >= 0.5)
+    assert reached["stats"]["quality_target"] == 0.5 and reached["stats"]["target_reached"]
+    assert reached["stats"]["time_to_target_s"] == first["train_seconds"]
+    assert reached["stats"]["target_epoch"] == first["epoch"]
+    missed = run_bench(*FAST, "task.quality_target.synthetic=0.99").result
+    assert missed["status"] == "ok" and missed["stats"]["target_reached"] is False
+    assert missed["stats"]["time_to_target_s"] is None
+    stopped = run_bench(*FAST, "task.quality_target.synthetic=0.5",
+                        "task.stop_at_target=true").result
+    assert stopped["stopped_at_target"] == first["epoch"] < 3
+    assert len(stopped["curve"]) == len(stopped["losses"]) == first["epoch"]
+    assert stopped["stats"]["time_to_target_s"] == stopped["stats"]["train_seconds"]
