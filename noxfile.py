@@ -69,7 +69,8 @@ class Env:
     package: str  # packages/<dir> whose tests run here
     requires: tuple  # the pins it asks for; its lock holds these and all they need
     depends: tuple = ()  # other project packages it needs, installed editable beside it
-    build_requires: tuple = ()  # installed first: the lock's sdists build with these, in place
+    # installed first; then the sdists among `requires` build with them, in the environment
+    build_requires: tuple = ()
     pip: Optional[str] = None  # a pinned pip (old Pythons), installed before anything else
     venv_backend: Optional[str] = None  # None: nox.options.default_venv_backend
     # (variable, the locked package its value replaces): a user's own build, e.g. CUDA's
@@ -292,12 +293,14 @@ def install(session, lock, folders=(), env=None):
     (`mark`). Returns without installing where nox installs nothing (--no-install on a reused
     environment).
 
-    An Env's `pip` and `build_requires` go first, from the lock too (its sdists then build in
-    the environment, with --no-build-isolation). A user's override (Env.overrides, e.g.
-    BENCH_TORCH_REQUIREMENT="torch==2.13.0+cpu --index-url https://download.pytorch.org/whl/cpu")
-    is shlex-split and installed after the lock, resolved by the installer with its
-    dependencies; the locked package it replaces, and what only that package needs, are left
-    out of the lock's install; both are said in the log and recorded in the marker."""
+    An Env's `pip` and `build_requires` go first, from the lock too; with build_requires, what
+    the session asks for goes last, built in the environment (--no-build-isolation: the sdists
+    of Chainer and Theano need an older setuptools), and the rest of the lock builds as usual.
+    A user's override (Env.overrides, e.g. BENCH_TORCH_REQUIREMENT="torch==2.13.0+cpu
+    --index-url https://download.pytorch.org/whl/cpu") is shlex-split and installed after the
+    lock, resolved by the installer with its dependencies; the locked package it replaces, and
+    what only that package needs, are left out of the lock's install; both are said in the log
+    and recorded in the marker."""
     python = session.run_install("python", "-c", "import platform; print("
                                  "platform.python_version())", silent=True)
     if python is None:
@@ -322,15 +325,18 @@ def install(session, lock, folders=(), env=None):
             (Path(tmp) / file).write_text("".join(line for n in names for line in pins[n].text))
             return str(Path(tmp) / file)
 
-        # pip before what it installs; then what the lock's sdists build with, in place
+        # pip before what it installs; then what the sdists built in place build with
         firsts = [(env.pip,) if env.pip else (), env.build_requires] if env else []
         for first in filter(None, firsts):
             session.install(*checked, "-r", part("first.txt", map(canonical, first)))
-        isolation = ("--no-build-isolation",) if env and env.build_requires else ()
         leave = {n for names in skipped.values() for n in names}
-        whole = str(path.relative_to(ROOT))
-        session.install(*checked, *isolation, "-r", part("lock.txt", [
-            n for n in pins if n not in leave]) if leave else whole)
+        last = {canonical(r) for r in env.requires} - leave if env and env.build_requires \
+            else set()
+        rest = [n for n in pins if n not in leave | last]
+        session.install(*checked, "-r", part("lock.txt", rest) if len(rest) < len(pins)
+                        else str(path.relative_to(ROOT)))
+        if last:
+            session.install(*checked, "--no-build-isolation", "-r", part("last.txt", sorted(last)))
     for variable, _, value in overrides:
         session.warn(f"override {variable}={value!r}, left out of locks/{lock}.txt: "
                      f"{', '.join(skipped[variable])}")
