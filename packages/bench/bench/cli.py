@@ -1,5 +1,6 @@
 """`python -m bench`: the command line. A benchmark run or a sweep (Hydra: bench.run.main), or
-a sub-command: report (bench.report.command), verify, tune, peak, prepare, envs (bench.tools).
+a sub-command: report (bench.report.command), verify, tune, peak, prepare, envs, check,
+reproduce (bench.tools).
 """
 import difflib
 import importlib
@@ -18,6 +19,8 @@ SUBCOMMANDS = {
     "peak": ("bench.tools.peak", "this host's peak matrix-multiply FLOP/s (for utilisation)"),
     "prepare": ("bench.tools.prepare", "download and prepare data only (a login node)"),
     "envs": ("bench.tools.envs", "every framework's environment: built or not, how to build it"),
+    "check": ("bench.tools.check", "is a bundle of results fit to rank: VALID or INVALID, why"),
+    "reproduce": ("bench.tools.reproduce", "run a recorded result again and judge the change"),
 }
 RECIPES = """\
   python -m bench task=cnn framework=torch preset=quick     a one-minute CNN run

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from archives import ArchiveServer
+from fit_bundle import fit_bundle  # noqa: E402,F401 (a module-scoped fixture)
 
 import bench
 

@@ -1,0 +1,156 @@
+"""Fit to rank: the written rules a configuration's results must meet before a table may rank
+them, in the way MLPerf's submission checker marks a bundle valid or invalid. Checked per
+configuration (the repeats of one composed config on one kind of hardware) by `python -m
+bench check` (bench.tools.check); docs/reports.md ("Fit to rank") lists the same rules.
+
+A rule says why a configuration breaks it in one line, or None. Thresholds are the command's
+options, with these defaults.
+"""
+from dataclasses import dataclass
+from typing import Callable, Optional
+
+from .collection import Configuration
+
+MIN_RUNS = 3  # repeats a configuration needs
+MAX_SPREAD = 0.15  # how far the repeats' fastest may be from their slowest: max / min - 1
+# the environment's relation to its lock that a rankable run may have (bench.run.locks)
+LOCK_STATUSES = ("locked", "override")
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    min_runs: int = MIN_RUNS
+    max_spread: float = MAX_SPREAD
+
+
+@dataclass(frozen=True)
+class Rule:
+    name: str
+    text: str  # the rule, as the docs write it
+    broken: Callable  # (configuration, metric, thresholds) -> why it is broken, or None
+
+
+def _each(configuration, why, ok_only=True):
+    """The first run's reason (naming the run where only some break it), or None; a rule on
+    what a run measured asks its ok runs only (the status rule speaks for the others)."""
+    runs = [r for r in configuration.runs if r.status == "ok" or not ok_only]
+    reasons = [(run, why(run)) for run in runs]
+    broken = [(run, reason) for run, reason in reasons if reason]
+    if not broken:
+        return None
+    run, reason = broken[0]
+    some = (f" ({len(broken)} of {len(reasons)} runs; e.g. {run.path})"
+            if len(reasons) > 1 else "")
+    return reason + some
+
+
+def _status(c, metric, limits):
+    return _each(c, lambda run: None if run.status == "ok" else
+                 f"status {run.status}" + (f": {run.result.get('error', '')[:120]}"
+                                           if run.result.get("error") else ""), ok_only=False)
+
+
+def _commit(c, metric, limits):
+    def why(run):
+        commit = (run.result.get("host") or {}).get("git_commit")
+        if not commit:
+            return "no code commit recorded (not run from a git checkout)"
+        if commit.endswith("-dirty"):
+            return f"run from a tree with uncommitted changes ({commit})"
+        return None
+
+    return _each(c, why)
+
+
+def _lock(c, metric, limits):
+    def why(run):
+        environment = run.result.get("environment")
+        if not environment:
+            return "no environment recorded (a result from before schema 2)"
+        status = environment.get("status")
+        if status in LOCK_STATUSES:
+            return None
+        if status == "drifted":
+            changed = ", ".join(d["name"] for d in environment.get("drift", [])[:5])
+            return f"the environment drifted from {environment.get('lock')}: {changed}"
+        return "the environment was not built from a lock"
+
+    return _each(c, why)
+
+
+def _steady(c, metric, limits):
+    def why(run):
+        if run.kind != "train":
+            return None
+        if not (run.result.get("stats") or {}).get("steady_state_measured"):
+            return "no steady state measured (one epoch: its time includes the warm-up)"
+        return None
+
+    return _each(c, why)
+
+
+def _target(c, metric, limits):
+    def why(run):
+        if run.kind != "train":
+            return None
+        stats = run.result.get("stats") or {}
+        target = stats.get("quality_target")
+        if target is None:
+            return "no quality target declared for its task and data"
+        if not stats.get("target_reached"):
+            return f"accuracy {run.accuracy:.3f} below the quality target {target:g}"
+        return None
+
+    return _each(c, why)
+
+
+def _repeats(c, metric, limits):
+    n = len(c.runs)
+    return None if n >= limits.min_runs else f"{n} run(s); at least {limits.min_runs} needed"
+
+
+def _spread(c, metric, limits):
+    values = c.values(metric)
+    if len(values) < 2:
+        return None  # the repeats rule speaks for it
+    spread = max(values) / min(values) - 1
+    if spread > limits.max_spread:
+        return (f"its {metric.title} differs by {spread:.0%} between the extremes of "
+                f"{len(values)} runs (at most {limits.max_spread:.0%})")
+    return None
+
+
+RULES = (
+    Rule("schema", "every result file follows result.schema.json", lambda c, m, t: None),
+    Rule("status", "every run's status is ok", _status),
+    Rule("commit", "the code commit is recorded and the tree was clean", _commit),
+    Rule("lock", "the environment matched the lock it was built from, or declared its "
+                 "override", _lock),
+    Rule("steady", "a training run measured a steady state (two epochs or more)", _steady),
+    Rule("target", "a training run reached its task's quality target", _target),
+    Rule("repeats", "the configuration has enough repeats (--min-runs, default 3)", _repeats),
+    Rule("spread", "its repeats are close enough to rank: the fastest at most 15 % above the "
+                   "slowest (--max-spread)", _spread),
+)
+
+
+@dataclass(frozen=True)
+class Fitness:
+    configuration: Configuration
+    broken: tuple  # ((rule name, why), ...)
+
+    @property
+    def valid(self):
+        return not self.broken
+
+    def text(self):
+        return "VALID" if self.valid else "INVALID: " + "; ".join(
+            f"{name}: {why}" for name, why in self.broken)
+
+
+def judge(configuration: Configuration, metric, thresholds: Optional[Thresholds] = None):
+    """The configuration's Fitness: every rule it breaks, with why."""
+    limits = thresholds or Thresholds()
+    broken = tuple((rule.name, why) for rule in RULES
+                   if (why := rule.broken(configuration, metric, limits)))
+    return Fitness(configuration, broken)

@@ -1,0 +1,127 @@
+"""`python -m bench check DIR...`: is this bundle of results fit to rank?
+
+Every result file found is read against its schema; the results are grouped into
+configurations (the repeats of one composed config on one kind of hardware, as the report
+groups them) and each configuration is checked against the written rules of
+bench.report.fitness (docs/reports.md, "Fit to rank"): VALID, or INVALID with every rule it
+breaks and why. Refused configurations (unsupported, not installed) are listed and not ranked.
+
+Exit status: 0 when every configuration is valid; 1 when any is invalid (or a file does not
+follow the schema); 2 a bad command line or no result files.
+"""
+import argparse
+import json
+import math
+import sys
+
+from ..console import subcommand
+from ..report import fitness
+from ..report.collection import Result, group, result_files
+from ..report.metrics import CHOICES, headline
+from ..run import record, summary
+
+REFUSED = ("unsupported", "not_installed")
+
+
+def _fraction(text):
+    value = float(text)
+    if not math.isfinite(value) or value < 0:
+        raise argparse.ArgumentTypeError(f"{text}: a finite fraction, 0 or more")
+    return value
+
+
+def _count(text):
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text}: 1 or more")
+    return value
+
+
+def parser():
+    p = argparse.ArgumentParser(
+        prog="python -m bench check",
+        description="Whether a bundle of results is fit to rank: each configuration checked "
+                    "against the written rules (schema, status, clean commit, locked "
+                    "environment, steady state, quality target, repeats, spread); VALID or "
+                    "INVALID with the reason.",
+        epilog="exit status: 0 every configuration valid; 1 one is invalid; 2 a bad command "
+               "line or no result files. The rules: docs/reports.md, \"Fit to rank\".")
+    p.add_argument("paths", nargs="+", metavar="PATH",
+                   help="result.json files, or directories searched for them")
+    p.add_argument("--min-runs", type=_count, default=fitness.MIN_RUNS, metavar="N",
+                   help=f"repeats a configuration needs (default {fitness.MIN_RUNS})")
+    p.add_argument("--max-spread", type=_fraction, default=fitness.MAX_SPREAD, metavar="X",
+                   help=f"how far a configuration's fastest run may be above its slowest, "
+                        f"max / min - 1 (default {fitness.MAX_SPREAD})")
+    p.add_argument("--metric", choices=CHOICES, default="auto",
+                   help="the figure the spread is measured on (as `report --metric`)")
+    p.add_argument("--json", action="store_true", help="the verdicts as JSON")
+    return p
+
+
+def read(paths):
+    """(the results that follow the schema as report Results, [(path, why) of those that do
+    not])."""
+    found, unreadable = [], []
+    for path in result_files(paths):
+        try:
+            found.append(Result.from_result(path, record.load(path)))
+        except (OSError, ValueError) as exc:
+            unreadable.append((path, str(exc)[:200]))
+    return found, unreadable
+
+
+@subcommand
+def main(argv):
+    args = parser().parse_args(argv)
+    try:
+        found, unreadable = read(args.paths)
+    except FileNotFoundError as exc:
+        print(f"check: {exc}", file=sys.stderr)
+        return 2
+    if not found and not unreadable:
+        print(f"check: no result.json found in {' '.join(args.paths)}", file=sys.stderr)
+        return 2
+    metric = headline({r.preset for r in found}, args.metric)
+    limits = fitness.Thresholds(args.min_runs, args.max_spread)
+    verdicts, refused = [], []
+    for configuration in group(found):
+        if all(run.status in REFUSED for run in configuration.runs):
+            refused.append(configuration)
+        else:
+            verdicts.append(fitness.judge(configuration, metric, limits))
+    invalid = [v for v in verdicts if not v.valid]
+    if args.json:
+        print(json.dumps({
+            "valid": not invalid and not unreadable,
+            "configurations": [{"label": summary.label(v.configuration.first.result),
+                                "hardware": v.configuration.first.hardware,
+                                "runs": [str(r.path) for r in v.configuration.runs],
+                                "valid": v.valid,
+                                "broken": [{"rule": n, "why": w} for n, w in v.broken]}
+                               for v in verdicts],
+            "unreadable": [{"path": str(p), "why": w} for p, w in unreadable],
+            "refused": [summary.label(c.first.result) for c in refused]}, indent=1))
+    else:
+        for path, why in unreadable:
+            print(f"INVALID  {path}: schema: {why}")
+        for v in verdicts:
+            head = (f"{summary.label(v.configuration.first.result)} on "
+                    f"{v.configuration.first.hardware} ({len(v.configuration.runs)} runs)")
+            print(f"{'VALID' if v.valid else 'INVALID':<8} {head}"
+                  + ("" if v.valid else "\n" + "\n".join(f"           {name}: {why}"
+                                                        for name, why in v.broken)))
+        for c in refused:
+            print(f"{'refused':<8} {summary.label(c.first.result)}: {c.first.status}, not "
+                  f"ranked")
+        bad = len(invalid) + len(unreadable)
+        print(f"check: {len(verdicts) - len(invalid)} of {len(verdicts)} configurations valid"
+              + (f", {len(unreadable)} files not readable" if unreadable else "")
+              + (f", {len(refused)} refused" if refused else "")
+              + (": the bundle is fit to rank (by the rules of docs/reports.md)" if not bad
+                 else ": the bundle is not fit to rank"))
+    return 1 if invalid or unreadable else 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main(sys.argv[1:]))
