@@ -15,12 +15,24 @@ what is specific to it.
     check_weight_protocol(fw, "cnn")    # a converter that skips or reuses a tensor fails
     check_deterministic_prediction(fw, "cnn")  # inference mode: dropout off
     check_native_initialisers(fw, "rnn")  # its own initial weights follow SPEC's rules
+    check_precision(fw, "resnet50", "int8", tolerances)  # a declared precision other than
+                                        # fp32 against the reference, within its tolerances
 """
 import importlib
 
 import numpy as np
 
-from . import contract, reference, reference_cache, reference_train, slots, spec, weights
+from . import (
+    calibration,
+    contract,
+    reference,
+    reference_cache,
+    reference_train,
+    slots,
+    spec,
+    weights,
+)
+from .timing import Stopwatch
 
 # fp32 against the float64 reference: summation order only (measured 2e-7 .. 4e-7)
 FORWARD_TOLERANCE = 1e-5
@@ -46,6 +58,11 @@ WEIGHT_TOLERANCE = 2e-2
 # norms, |change - reference change| / |reference change| (PyTorch: 0.18 in 4 steps; a wrong
 # learning rate, or a step not taken, is 0.5 and more).
 WEIGHT_CHECK_OF = {"densenet": ("norm", 0.4)}
+
+
+# a quantized precision: its agreement with the reference on images whose features differ
+# (reference.distinct_images), after calibrating on others of the same kind (as `verify`)
+AGREEMENT_IMAGES, CALIBRATION_IMAGES = 16, 8
 
 
 class ConformanceError(AssertionError):
@@ -317,6 +334,36 @@ def check_deterministic_prediction(fw, task):
         _fail(fw, task, "two predictions of the same batch differ (dropout left on?)")
     if not np.isfinite(a).all():
         _fail(fw, task, "non-finite outputs")
+
+
+def check_precision(fw, task, precision, tolerances):
+    """A precision the framework declares on the CPU, other than fp32, from the neutral weights
+    against the float64 reference, within that precision's tolerances (`tolerances`:
+    conf/precision/<precision>.yaml as plain data): a mixed precision by its output error, a
+    quantized one (int8) by its agreement after calibration (bench_shared.calibration).
+    Returns the error, or the agreement."""
+    run, module, model = fw.build(task, dropout=False, precision=precision)
+    params = weights.random_weights(task, seed=0)
+    slots.load_into(fw.package, module, task, model, params)
+    if precision not in contract.QUANTIZED:
+        inputs = reference.fixed_inputs(task)
+        outputs = module.predict(model, [fw.native(module, inputs)])
+        error = reference.relative_error(outputs, reference.forward(task, params, inputs))
+        if not error <= tolerances["output_tolerance"]:  # NaN fails too
+            _fail(fw, task, "precision=%s: outputs differ from the NumPy reference by %.2e "
+                  "(tolerance %g)", precision, error, tolerances["output_tolerance"])
+        return error
+    images = [fw.native(module, reference.distinct_images(CALIBRATION_IMAGES, seed=2))]
+    model = calibration.calibrate(run, module, model, images, Stopwatch(fw.package.sync))
+    inputs = reference.distinct_images(AGREEMENT_IMAGES, seed=1)
+    outputs = module.predict(model, [fw.native(module, inputs)])
+    agreement = calibration.feature_agreement(outputs,
+                                              reference.forward(task, params, inputs))
+    problems = calibration.within(agreement, tolerances["agreement"])
+    if problems:
+        _fail(fw, task, "precision=%s against the NumPy reference: %s", precision,
+              "; ".join(problems))
+    return agreement
 
 
 CHECKS = {

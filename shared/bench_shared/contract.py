@@ -3,8 +3,8 @@
 A framework package -- ``bench_<fw>``, or a subpackage where one package serves several API
 styles (``bench_mxnet.gluon``) -- is declared by ``conf/framework/<fw>.yaml`` (its name,
 package, capabilities: tasks -- with `tasks_reason` where some are missing by nature, as an
-inference runtime's training tasks, said when one is refused -- devices and precisions, and its
-typed options) and provides:
+inference runtime's training tasks, said when one is refused -- devices and precisions, with
+`precisions_reason` saying why a precision is missing, and its typed options) and provides:
 
     setup(run) -> dict          apply the run's device, threads and options; what was applied
     versions() -> dict          the framework's and its libraries' versions
@@ -22,6 +22,10 @@ order in every framework (a reader can put two side by side):
     slots(model)                neutral weight name -> bench_shared.slots.Slot
     train_epoch(model, batches) -> mean loss      (training tasks)
     predict(model, batches) -> numpy outputs      (float32, on the host)
+    calibrate(model, batches) -> model            precision=int8 (inference tasks): the model
+                                post-training quantized, its activation ranges calibrated on
+                                `batches` of the task's images after its weights are loaded
+                                (bench_shared.calibration times it apart, as "calibration")
     native_layout(x)            optional: the input layout it prefers (e.g. NHWC), applied
                                 once at load time, never per batch
 
@@ -37,7 +41,7 @@ noxfile's framework table.
 run.json, the worker's input (``make_run`` builds one without the orchestrator, for tests):
 
     task        the task's hyperparameters after the preset (task_config's fields)
-    seed, precision ("fp32" | "fp16" | "bf16"), device {name: "cpu" | "gpu", index}
+    seed, precision (PRECISIONS), device {name: "cpu" | "gpu", index}
     init        "native" (make_run's default: the task module's build_model draws SPEC's
                 initialisers with the framework's own generator) or "neutral" (the worker
                 loads bench_shared.weights.initial_weights(task, seed), drawn by NumPy, into
@@ -65,7 +69,13 @@ from . import spec
 PACKAGE_FUNCTIONS = ("setup", "versions", "sync", "count_parameters", "tensors", "memory_stats")
 TASK_FUNCTIONS = {"train": ("build_model", "slots", "train_epoch", "predict"),
                   "inference": ("build_model", "slots", "predict")}
-OPTIONAL = ("peak_flops", "native_layout")
+OPTIONAL = ("peak_flops", "native_layout", "calibrate")
+# every precision a framework may declare: fp32, mixed precision through the framework's own
+# AMP (fp16, bf16), and int8 post-training quantization
+PRECISIONS = ("fp32", "fp16", "bf16", "int8")
+# post-training quantization: a trained model's weights and activations in int8, for inference
+# only (a training task at one of these is refused before any declaration is read)
+QUANTIZED = ("int8",)
 # result.json's status: "invalid" is a run that finished but whose numbers cannot be trusted;
 # "not_installed": its environment is not built here; "interrupted": a signal ended it
 STATUSES = ("ok", "failed", "unsupported", "invalid", "not_installed", "interrupted")
@@ -110,6 +120,7 @@ def framework_section(declared):
             "capabilities": {"tasks": list(caps.get("tasks", [])),
                              "tasks_reason": caps.get("tasks_reason") or "",
                              "precisions": dict(caps.get("precisions", {})),
+                             "precisions_reason": dict(caps.get("precisions_reason") or {}),
                              "task_precisions": dict(caps.get("task_precisions") or {}),
                              "data_parallel": dict(caps.get("data_parallel") or {}),
                              "data_parallel_launch": dict(caps.get("data_parallel_launch")
@@ -142,12 +153,20 @@ def unsupported(capabilities, framework, task, device, precision):
         why = capabilities.get("tasks_reason")  # e.g. an inference runtime's
         return ("task=%s is not supported by framework=%s%s; supported tasks: %s"
                 % (task, framework, " (%s)" % why if why else "", ", ".join(tasks)))
+    if precision not in PRECISIONS:
+        return "precision=%s is not a precision; known: %s" % (precision, ", ".join(PRECISIONS))
+    if precision in QUANTIZED and spec.TASKS[task].kind != "inference":
+        return ("precision=%s quantizes a trained model for inference: task=%s trains; "
+                "inference tasks: %s" % (precision, task, ", ".join(
+                    name for name, s in sorted(spec.TASKS.items()) if s.kind == "inference")))
     if device not in precisions:
         return ("device=%s is not supported by framework=%s; supported devices: %s"
                 % (device, framework, ", ".join(precisions)))
     if precision not in precisions[device]:
-        return ("precision=%s is not supported by framework=%s on device=%s; supported "
-                "there: %s" % (precision, framework, device, ", ".join(precisions[device])))
+        why = (capabilities.get("precisions_reason") or {}).get(precision)
+        return ("precision=%s is not supported by framework=%s on device=%s%s; supported "
+                "there: %s" % (precision, framework, device, " (%s)" % why if why else "",
+                               ", ".join(precisions[device])))
     for_task = (capabilities.get("task_precisions") or {}).get(task, {}).get(device)
     if for_task is not None and precision not in for_task:
         return ("precision=%s is not supported by framework=%s for task=%s on device=%s; "

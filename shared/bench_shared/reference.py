@@ -177,6 +177,27 @@ def fixed_inputs(task, batch=4, seed=1, image_size=None):
     raise ValueError("unknown task %r" % task)
 
 
+def distinct_images(batch, seed, size=None):
+    """ResNet-50 inputs whose features differ from image to image: Gaussian noise of a
+    different grain (blurred over 0-3 pixels), contrast and colour per image. Random weights
+    map plain noise images to features that differ by about 4 % between images, less than
+    int8's error; these differ by about 25 %, so a read-out's arg-max can follow the image
+    (bench_shared.calibration's top-1 agreement)."""
+    rng = np.random.RandomState(seed)
+    c, h, w = spec.ResNet50.input_shape
+    h = w = size or h
+    images = np.empty((batch, c, h, w), np.float32)
+    offsets = np.arange(h)[:, None] - np.arange(h)[None, :]
+    for i in range(batch):
+        noise = rng.normal(0, 1, (c, h, w))
+        sigma = rng.uniform(0, 3)
+        blur = np.exp(-0.5 * (offsets / max(sigma, 1e-3)) ** 2)
+        blur /= blur.sum(axis=1, keepdims=True)  # a separable Gaussian blur, as matrices
+        x = np.matmul(np.matmul(blur, noise), blur.T)
+        images[i] = (x / x.std() * rng.uniform(0.5, 1.5) + rng.uniform(-1, 1, (c, 1, 1)))
+    return images
+
+
 def relative_error(output, reference):
     """max |output - reference| relative to the output scale, max |reference|."""
     output, reference = np.asarray(output, np.float64), np.asarray(reference, np.float64)

@@ -12,23 +12,24 @@ import os
 import pytest
 import yaml
 
-from bench_shared import conformance, spec
+from bench_shared import conformance, contract, spec
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CONF = os.environ.get("BENCH_CONF_DIR") or os.path.join(HERE, os.pardir, os.pardir, "conf")
 FRAMEWORK_DIR = os.path.join(CONF, "framework")
 
 
-def declarations():
+def declarations(directory=FRAMEWORK_DIR):
     found = {}
-    for filename in sorted(os.listdir(FRAMEWORK_DIR)):
+    for filename in sorted(os.listdir(directory)):
         if filename.endswith(".yaml"):
-            with open(os.path.join(FRAMEWORK_DIR, filename)) as f:
+            with open(os.path.join(directory, filename)) as f:
                 found[filename[:-5]] = yaml.safe_load(f)
     return found
 
 
 DECLARED = declarations()
+PRECISIONS = declarations(os.path.join(CONF, "precision"))  # their tolerances
 SELECTED = [n for n in os.environ.get("BENCH_TEST_FRAMEWORKS", "").split(",") if n]
 unknown = sorted(set(SELECTED) - set(DECLARED))
 if unknown:
@@ -39,6 +40,16 @@ CASES = [(name, task, check)
          for task in sorted(spec.TASKS) if task in DECLARED[name]["capabilities"]["tasks"]
          for check in sorted(conformance.CHECKS)
          if spec.TASKS[task].kind == "train" or check not in conformance.TRAINING_ONLY]
+# every precision other than fp32 that a framework declares on the CPU, for each task it runs
+# there: against the reference within that precision's tolerances
+PRECISION_CASES = [(name, task, precision)
+                   for name in (SELECTED or sorted(DECLARED))
+                   for precision in DECLARED[name]["capabilities"]["precisions"].get("cpu", [])
+                   if precision != "fp32"
+                   for task in sorted(spec.TASKS)
+                   if task in DECLARED[name]["capabilities"]["tasks"]
+                   and contract.unsupported(DECLARED[name]["capabilities"], name, task, "cpu",
+                                            precision) is None]
 _frameworks = {}
 
 
@@ -63,9 +74,24 @@ def test_conformance(name, task, check):
     conformance.CHECKS[check](framework(name), task)
 
 
+@pytest.mark.parametrize("name,task,precision", PRECISION_CASES)
+def test_precision(name, task, precision):
+    conformance.check_precision(framework(name), task, precision, PRECISIONS[precision])
+
+
 def test_every_framework_declares_known_tasks_and_precisions():
+    assert sorted(PRECISIONS) == sorted(contract.PRECISIONS)
     for name, declared in DECLARED.items():
         caps = declared["capabilities"]
         assert set(caps["tasks"]) <= set(spec.TASKS), name
         for device, precisions in caps["precisions"].items():
-            assert device in ("cpu", "gpu") and set(precisions) <= {"fp32", "fp16", "bf16"}
+            assert device in ("cpu", "gpu") and set(precisions) <= set(contract.PRECISIONS)
+        assert set(caps.get("precisions_reason") or {}) <= set(contract.PRECISIONS), name
+
+
+def test_every_framework_says_why_it_lacks_bf16_on_a_cpu():
+    """bf16 is the precision a CPU offers beside fp32: a row without it says why."""
+    for name, declared in DECLARED.items():
+        caps = declared["capabilities"]
+        if "bf16" not in caps["precisions"].get("cpu", []):
+            assert (caps.get("precisions_reason") or {}).get("bf16"), name

@@ -8,7 +8,7 @@ from omegaconf import OmegaConf
 
 import bench
 from bench.run import benchmark, capabilities, config
-from bench_shared import spec
+from bench_shared import contract, spec
 
 
 def compose_typed(*overrides):
@@ -117,7 +117,8 @@ def test_every_framework_config_composes_and_declares_capabilities(framework):
     assert set(cfg.framework.capabilities.tasks) <= set(spec.TASKS)
     caps = cfg.framework.capabilities
     for device, precisions in caps.precisions.items():
-        assert device in ("cpu", "gpu") and set(precisions) <= {"fp32", "fp16", "bf16"}
+        assert device in ("cpu", "gpu") and set(precisions) <= set(contract.PRECISIONS)
+    assert set(caps.precisions_reason) <= set(contract.PRECISIONS)
     for task, narrower in caps.task_precisions.items():  # only narrows the device's list
         assert task in caps.tasks
         for device, precisions in narrower.items():
@@ -145,6 +146,52 @@ def test_a_refused_task_says_why_where_the_framework_declares_it():
         capabilities.check(compose_typed("framework=torch", "task=cnn", narrow[0]))
     assert str(refused.value) == ("task=cnn is not supported by framework=torch; supported "
                                   "tasks: resnet50")
+
+
+def test_a_refused_precision_says_why_where_the_framework_declares_it():
+    cfg = compose_typed("framework=onnxruntime", "task=resnet50", "precision=bf16")
+    with pytest.raises(bench.errors.UnsupportedError) as refused:
+        capabilities.check(cfg)
+    reason = cfg.framework.capabilities.precisions_reason["bf16"]
+    assert str(refused.value) == (f"precision=bf16 is not supported by framework=onnxruntime on "
+                                  f"device=cpu ({reason}); supported there: fp32, int8")
+    assert "\n" not in str(refused.value)
+
+
+def test_a_quantized_precision_is_for_inference_tasks_only():
+    """int8 is post-training quantization: a training task at int8 is refused in one line that
+    names the inference tasks, whatever the framework declares."""
+    cfg = compose_typed("framework=torch", "task=cnn", "precision=int8",
+                        "framework.capabilities.precisions={cpu: [fp32, int8]}")
+    with pytest.raises(bench.errors.UnsupportedError) as refused:
+        capabilities.check(cfg)
+    assert str(refused.value) == ("precision=int8 quantizes a trained model for inference: "
+                                  "task=cnn trains; inference tasks: resnet50")
+    capabilities.check(compose_typed("framework=torch", "task=resnet50", "precision=int8",
+                                     "framework.capabilities.precisions={cpu: [fp32, int8]}"))
+
+
+def test_every_precision_has_its_config_and_tolerances():
+    """conf/precision/ holds one file per precision the runtime knows (contract.PRECISIONS),
+    each with the tolerances verify and the conformance suite apply: an output tolerance,
+    or for a quantized precision its agreement with fp32."""
+    names = sorted(p.stem for p in (bench.conf_dir() / "precision").glob("*.yaml"))
+    assert names == sorted(contract.PRECISIONS)
+    for name in names:
+        precision = compose_typed(f"precision={name}").precision
+        assert type(precision) is config.PrecisionConfig and precision.name == name
+        if name in contract.QUANTIZED:
+            assert type(precision.agreement) is config.AgreementTolerance
+            assert 0 < precision.agreement.feature_error < 1
+            assert 0 < precision.agreement.top1_agreement <= 1
+        else:
+            assert 0 < precision.output_tolerance < 1 and 0 < precision.train_tolerance < 1
+
+
+def test_an_unknown_precision_names_the_known_ones():
+    with pytest.raises(ConfigCompositionException) as refused:
+        compose_typed("precision=int4")
+    assert "Could not find 'precision/int4'" in str(refused.value)
 
 
 def test_task_framework_tweaks_apply_to_their_combination_only():

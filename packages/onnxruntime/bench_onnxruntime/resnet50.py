@@ -55,3 +55,4 @@ def slots(model):
 
 
 predict = loop.predict
+calibrate = loop.calibrate

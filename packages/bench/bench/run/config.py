@@ -116,6 +116,9 @@ class Capabilities:
     tasks: List[str] = MISSING
     tasks_reason: str = ""  # why a task is missing (an inference runtime): said on refusal
     precisions: Dict[str, List[str]] = MISSING  # device -> precisions
+    # precision -> why the framework lacks it (on a device the lists above leave it out of):
+    # said on refusal, as tasks_reason is
+    precisions_reason: Dict[str, str] = field(default_factory=dict)
     # narrower lists for some tasks: task -> device -> precisions (e.g. no bf16 GRU)
     task_precisions: Dict[str, Dict[str, List[str]]] = field(default_factory=dict)
     # device -> the data-parallel idiom it runs `devices=N` with (task densenet); a device
@@ -212,9 +215,26 @@ class DeviceConfig:
 
 
 @dataclass
+class AgreementTolerance:
+    """A quantized precision against fp32 on the same images (bench_shared.calibration)."""
+
+    feature_error: float = MISSING  # at most: |int8 - fp32| / |fp32| over the features
+    top1_agreement: float = MISSING  # at least: the fixed read-out's arg-max agrees
+
+
+@dataclass
 class PrecisionConfig:
-    name: str = MISSING  # fp32, fp16 or bf16
+    name: str = MISSING  # one of bench_shared.contract.PRECISIONS
     description: str = ""
+    # `python -m bench verify` and the conformance suite against the float64 NumPy reference:
+    # max |output - reference| / max |reference| of a fixed batch, and the largest relative
+    # difference of the losses over the training steps (null: not checked at this precision)
+    output_tolerance: Optional[float] = None
+    train_tolerance: Optional[float] = None
+    task_train_tolerance: Dict[str, float] = field(default_factory=dict)  # task -> a looser one
+    # a quantized precision (inference only): its agreement with fp32, checked in place of
+    # output_tolerance
+    agreement: Optional[AgreementTolerance] = None
 
 
 @dataclass

@@ -4,7 +4,10 @@ For each framework environment and task: the same neutral weights (bench_shared.
 loaded in a worker, exported back (must be bit-identical), a fixed batch is predicted and
 compared with bench_shared.reference, the parameter count is compared with SPEC, and, for the
 training tasks, N optimiser steps on a fixed batch order (dropout off) give a loss trajectory
-compared with bench_shared.reference_train. Adding a framework needs no change here.
+compared with bench_shared.reference_train. A quantized precision (int8) is calibrated on
+other images first and compared by its agreement with the reference (bench_shared.calibration).
+The tolerances are each precision's, in conf/precision/<precision>.yaml. Adding a framework
+needs no change here.
 """
 import argparse
 import dataclasses
@@ -14,32 +17,27 @@ from pathlib import Path
 
 import numpy as np
 
-from bench_shared import reference, reference_train, spec, weights
+from bench_shared import calibration, contract, reference, reference_train, spec, weights
 
+from .. import conf_dir
 from ..console import subcommand, text_table
 from ..errors import BenchError
 from ..run import benchmark, capabilities, config, environments, launch, worker_env
 from . import as_flags
 
-# Output tolerance: max |output - reference| / max |reference|. fp32 differs from the float64
-# reference by summation order only (PyTorch: ~4e-7). bf16 keeps 8 mantissa bits, fp16 11;
-# PyTorch's CPU autocast bf16 measured 4e-3 (ResNet-50) to 7e-3 (CNN, GRU).
-OUTPUT_TOLERANCE = {"fp32": 1e-4, "fp16": 1e-2, "bf16": 3e-2}
-# Training: max relative difference of the per-step losses. fp32 rounding compounds through
-# the steps (CNN after 20 steps: PyTorch 3e-5, TensorFlow and Keras 6e-4; GRU: 1e-7 and 2e-4;
-# PyTorch bf16: 1e-3); a convention error (momentum, loss reduction, gate order) shows at 1e-2
-# and more within a few steps.
-TRAIN_TOLERANCE = {"fp32": 2e-3, "fp16": 1e-2, "bf16": 1e-2}
-# DenseNet-121 (fp32): 120 batch norms over batches of 16 at 64 x 64 make each step's loss
-# sensitive to rounding: after 20 steps 1.7e-3 (Keras) to 3.5e-3 (Paddle), PyTorch 2.9e-3, not
-# growing step by step (6e-7, 9e-5, 3e-4, ... 2.9e-3, 2e-4, ..., 1.5e-3); a convention error
-# (the loss's reduction over the labels, Adam's bias correction) shows at 1e-2 and more
-TASK_TRAIN_TOLERANCE = {("densenet", "fp32"): 6e-3}
-
-
-def train_tolerance(task, precision):
-    return TASK_TRAIN_TOLERANCE.get((task, precision), TRAIN_TOLERANCE[precision])
 TRAIN_BATCH_SIZE = 16
+# a quantized precision: images whose features differ (reference.distinct_images), so that
+# the read-out's top-1 can follow them; calibrated on others of the same kind
+AGREEMENT_IMAGES, CALIBRATION_IMAGES = 16, 8
+
+
+def train_tolerance(precision, task):
+    """The loss trajectory's tolerance at a precision (conf/precision/<precision>.yaml)."""
+    return precision.task_train_tolerance.get(task, precision.train_tolerance)
+
+
+def precision_names():
+    return sorted(p.stem for p in (conf_dir() / "precision").glob("*.yaml"))
 
 
 @dataclasses.dataclass
@@ -47,7 +45,8 @@ class Check:
     framework: str
     task: str
     status: str  # "pass", "FAIL", "unsupported", "not installed", "error"
-    output_error: float = None
+    output_error: float = None  # a quantized precision: its feature error
+    top1_agreement: float = None  # a quantized precision only
     train_error: float = None
     param_count: int = None
     detail: str = ""
@@ -61,8 +60,8 @@ def compose_config(framework, task, precision, device):
 class References:
     """Neutral weights, inputs and reference results, written and computed once per task."""
 
-    def __init__(self, directory: Path, steps):
-        self.directory, self.steps = directory, steps
+    def __init__(self, directory: Path, steps, quantized=False):
+        self.directory, self.steps, self.quantized = directory, steps, quantized
         self.cache = {}  # task -> (paths, reference outputs, neutral params)
         self.trajectories = {}  # (task, optimizer) -> reference losses
 
@@ -72,7 +71,13 @@ class References:
             paths = {"weights": self.directory / f"{task}_weights.npz",
                      "inputs": self.directory / f"{task}_inputs.npy"}
             weights.save(paths["weights"], task, params)
-            inputs = reference.fixed_inputs(task)
+            if self.quantized:  # inference tasks only: ResNet-50's images
+                inputs = reference.distinct_images(AGREEMENT_IMAGES, seed=1)
+                paths["calibration"] = self.directory / f"{task}_calibration.npy"
+                np.save(paths["calibration"], reference.distinct_images(CALIBRATION_IMAGES,
+                                                                        seed=2))
+            else:
+                inputs = reference.fixed_inputs(task)
             np.save(paths["inputs"], inputs)
             outputs = reference.forward(task, params, inputs)
             self.cache[task] = (paths, outputs, params)
@@ -106,17 +111,25 @@ def check_one(framework, task, args, refs, out_dir):
     run["verify"] = {"weights": str(paths["weights"]), "inputs": str(paths["inputs"]),
                      "outputs": str(run_dir / "outputs.npy"),
                      "train_steps": args.steps, "train_batch_size": TRAIN_BATCH_SIZE}
+    if "calibration" in paths:  # a quantized precision: the images calibrate() sees
+        run["verify"]["calibration"] = str(paths["calibration"])
     raw = launch.run_worker(python, run, run_dir, cfg.preset.timeout_s,
                             worker_env.environment_for(cfg, python))
     if raw["status"] != "ok":
         return Check(framework, task, "unsupported" if raw["status"] == "unsupported" else "error",
                      detail=raw.get("error", ""))
     check = Check(framework, task, "pass", param_count=raw["param_count"])
-    check.output_error = reference.relative_error(np.load(run_dir / "outputs.npy"), expected)
-    problems = []
-    if not check.output_error <= OUTPUT_TOLERANCE[args.precision]:  # NaN fails too
-        problems.append(f"output error {check.output_error:.2e} > "
-                        f"{OUTPUT_TOLERANCE[args.precision]:g}")
+    outputs, precision, problems = np.load(run_dir / "outputs.npy"), cfg.precision, []
+    if precision.agreement is not None:  # quantized: its agreement with the reference
+        agreement = calibration.feature_agreement(outputs, expected)
+        check.output_error = agreement["feature_error"]
+        check.top1_agreement = agreement["top1_agreement"]
+        problems += calibration.within(agreement, dataclasses.asdict(precision.agreement))
+    else:
+        check.output_error = reference.relative_error(outputs, expected)
+        if not check.output_error <= precision.output_tolerance:  # NaN fails too
+            problems.append(f"output error {check.output_error:.2e} > "
+                            f"{precision.output_tolerance:g}")
     if raw["param_count"] != spec.TASKS[task].param_count:
         problems.append(f"{raw['param_count']:,} parameters, SPEC says "
                         f"{spec.TASKS[task].param_count:,}")
@@ -128,7 +141,7 @@ def check_one(framework, task, args, refs, out_dir):
         losses = np.array(raw["train_losses"])
         check.train_error = float(np.max(np.abs(losses - expected_losses)
                                          / np.abs(expected_losses)))
-        tolerance = train_tolerance(task, args.precision)
+        tolerance = train_tolerance(precision, task)
         if not check.train_error <= tolerance:  # NaN fails too
             problems.append(f"loss trajectory differs by {check.train_error:.2e} > "
                             f"{tolerance:g}")
@@ -138,6 +151,8 @@ def check_one(framework, task, args, refs, out_dir):
 
 
 def cell(check):
+    if check.status in ("pass", "FAIL") and check.top1_agreement is not None:
+        return f"{check.status} features {check.output_error:.1e} top-1 {check.top1_agreement:.2f}"
     if check.status in ("pass", "FAIL"):
         text = f"{check.status} out {check.output_error:.1e}"
         if check.train_error is not None:
@@ -150,6 +165,22 @@ def matrix(checks, frameworks, tasks):
     by_key = {(c.framework, c.task): c for c in checks}
     return text_table(["framework", *tasks],
                       [[fw, *(cell(by_key[fw, t]) for t in tasks)] for fw in frameworks])
+
+
+def tolerance_line(precision, args):
+    """What the matrix below shows, with the precision's tolerances."""
+    line = f"precision={precision.name} device={args.device}: "
+    if precision.agreement is not None:
+        return line + (f"agreement with the reference after calibration: feature error "
+                       f"(tolerance {precision.agreement.feature_error:g}) and top-1 of a fixed "
+                       f"read-out (at least {precision.agreement.top1_agreement:g}), "
+                       f"{AGREEMENT_IMAGES} images")
+    line += f"max relative output error (tolerance {precision.output_tolerance:g})"
+    if args.steps:
+        line += (f", {args.steps}-step loss trajectory (tolerance "
+                 f"{precision.train_tolerance:g}; densenet "
+                 f"{train_tolerance(precision, 'densenet'):g})")
+    return line
 
 
 @subcommand
@@ -166,7 +197,7 @@ def main(argv):
                         metavar="A,B", help="comma-separated (default: every framework)")
     parser.add_argument("--tasks", default=",".join(spec.TASKS), metavar="A,B",
                         help="comma-separated (default: every task)")
-    parser.add_argument("--precision", default="fp32", choices=sorted(OUTPUT_TOLERANCE))
+    parser.add_argument("--precision", default="fp32", choices=precision_names())
     parser.add_argument("--device", default="cpu", choices=["cpu", "gpu"])
     parser.add_argument("--steps", type=int, default=20, help="training steps (0: none)")
     parser.add_argument("--out", default=None, metavar="DIR",
@@ -187,7 +218,9 @@ def main(argv):
     # absolute: the workers start in their own run directories
     out_dir = Path(args.out or f"results/verify/{time.strftime('%Y-%m-%d_%H-%M-%S')}").absolute()
     out_dir.mkdir(parents=True, exist_ok=True)
-    refs = References(out_dir, args.steps)
+    precision = config.compose([f"precision={args.precision}"]).precision
+    quantized = args.precision in contract.QUANTIZED
+    refs = References(out_dir, args.steps, quantized=quantized)
     checks = []
     for fw in frameworks:
         for task in tasks:
@@ -195,11 +228,7 @@ def main(argv):
             c = checks[-1]
             print(f"{fw} {task}: {c.status}{' - ' + c.detail if c.detail else ''}", flush=True)
     print()
-    print(f"precision={args.precision} device={args.device}: max relative output error "
-          f"(tolerance {OUTPUT_TOLERANCE[args.precision]:g})"
-          + (f", {args.steps}-step loss trajectory (tolerance "
-             f"{TRAIN_TOLERANCE[args.precision]:g}; densenet "
-             f"{train_tolerance('densenet', args.precision):g})" if args.steps else ""))
+    print(tolerance_line(precision, args))
     print(matrix(checks, frameworks, tasks))
     (out_dir / "verify.json").write_text(json.dumps(
         [dataclasses.asdict(c) for c in checks], indent=1))
