@@ -281,10 +281,17 @@ def execute(run, load_task=import_task):
         result["timings"].update(stopwatch.regions)
         result["device_memory"] = fw.memory_stats()
         peak_flops = contract.hook(fw, "peak_flops")
-        # optional, untimed; not beside data-parallel processes (each holds a share of the
-        # cores: its peak is not the run's); host_utilisation still compares with the host's
-        if peak_flops and run.get("mode") != "verify" and run.get("devices", 1) == 1:
+        # optional, untimed, and only where the orchestrator has not kept it for this host,
+        # framework and settings (run.json `measure_peak`); not beside data-parallel processes
+        # (each holds a share of the cores: its peak is not the run's)
+        if peak_flops and run.get("measure_peak") and run.get("mode") != "verify" \
+                and run.get("devices", 1) == 1:
+            progress.emit("phase", phase="matmul peak (once per host and settings)", total=1,
+                          unit="measurement")
+            start = time.perf_counter()
             result["peak_flops"] = peak_flops(run["precision"])
+            result["timings"]["peak"] = time.perf_counter() - start
+            progress.emit("phase_end", phase="peak", seconds=result["timings"]["peak"])
         result["status"] = "ok"
         code = EXIT_OK
     except NotImplementedError as exc:

@@ -73,3 +73,18 @@ def test_a_peak_file_of_another_shape_is_reported_and_ignored(run_bench, own_cac
     (line,) = [line for line in run.output.splitlines() if str(file) in line]
     assert line.startswith(f"bench: {file} is not a host peak ("), line
     assert line.endswith("runs report no host_utilisation until `python -m bench peak --redo`")
+
+
+def test_a_framework_s_peak_is_measured_once_per_host_and_settings(run_bench, own_cache):
+    """The first run measures its framework's matmul peak after training (timings["peak"]);
+    the next run of the same settings takes it from the host's cache and measures nothing;
+    other settings (an option) measure again."""
+    env, cache = own_cache
+    first = run_bench(*RUN, env=env).result
+    second = run_bench(*RUN, env=env).result
+    other = run_bench(*RUN, "framework.options.lr=0.4", env=env).result
+    assert "peak" in first["timings"] and first["peak_flops"] > 0
+    assert "peak" not in second["timings"] and second["peak_flops"] == first["peak_flops"]
+    assert second["stats"]["utilisation"] > 0 and second["peak_measured"]
+    assert "peak" in other["timings"]
+    assert len(list(cache.rglob("framework_peaks.json"))) == 1

@@ -144,6 +144,9 @@ def _run(cfg, run_dir, place, learned, finish, overrides):
     learned["data"] = prepared
     sizes.check_batches(cfg, prepared)
     run = worker_run(cfg, prepared)
+    # the framework's matmul peak: measured after the run unless kept for these settings
+    lock_sha256 = (locks.marker(python) or {}).get("lock_sha256")
+    run["measure_peak"] = host_files.load_framework_peak(cfg, lock_sha256) is None
     # from the workers' start to the written result, a signal (a second SIGTERM at a time
     # limit, Ctrl-C) is recorded and acted on once all is written, never in between
     with signals.deferred() as pending:
@@ -152,7 +155,7 @@ def _run(cfg, run_dir, place, learned, finish, overrides):
             learned["node"] = {k: place.layout[k] for k in ("node", "nodes", "master_addr",
                                                             "master_port")}
         result = finish(_node_end(raw) if place.secondary
-                        else _measured(cfg, raw, run, python))
+                        else _measured(cfg, raw, run, python, lock_sha256))
     if pending or raw.get("interrupted"):
         interrupted = Interrupted(raw.get("interrupted") or pending.what)
         interrupted.recorded = True
@@ -160,7 +163,7 @@ def _run(cfg, run_dir, place, learned, finish, overrides):
     return result
 
 
-def _measured(cfg, raw, run, python):
+def _measured(cfg, raw, run, python, lock_sha256):
     """How a run ended, from rank 0's raw result: validity, statistics, the host peak, and the
     worker's environment against the lock that built it."""
     ended = dict(raw, effective_task=run["task"])
@@ -176,6 +179,13 @@ def _measured(cfg, raw, run, python):
         invalid = f"the worker reported ok but exited with status {raw['exit_code']}"
     if invalid:
         ended["status"], ended["error"] = "invalid", invalid
+    if raw.get("peak_flops") and raw.get("status") == "ok":  # measured now: kept for the next
+        host_files.store_framework_peak(cfg, raw["peak_flops"], _now(), lock_sha256)
+    elif raw.get("status") == "ok" and cfg.devices == 1:
+        kept = host_files.load_framework_peak(cfg, lock_sha256)
+        if kept:  # the denominator of `utilisation`, from the run that measured it
+            ended["peak_flops"] = kept["flops"]
+            ended["peak_measured"] = kept["measured"]
     host_peak = host_files.load_peak(cfg.data.cache_dir, cfg.device.name, cfg.device.index)
     ended["host_peak"] = host_files.peak_record(host_peak, cfg.precision.name)
     ended["stats"] = record.derive(ended, run["task"], ended["host_peak"])
