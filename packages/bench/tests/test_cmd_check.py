@@ -97,3 +97,14 @@ def test_repeats_too_far_apart_to_rank(fit_bundle, tmp_path):
     fit_bundle.run("seed=3", into=bundle / "seed3", env=slowed)
     done = fit_bundle.bench("check", *SPREAD, bundle)
     assert done.returncode == 1 and invalid_rules(done.stdout) == {"spread"}, done.stdout
+
+
+def test_the_docs_list_the_rules_the_check_applies():
+    """docs/trust.md's table is the rules of bench.report.fitness, word for word."""
+    from pathlib import Path
+
+    from bench.report import fitness
+
+    doc = (Path(__file__).resolve().parents[3] / "docs" / "trust.md").read_text()
+    rows = re.findall(r"^\| `(\w+)` \| (.+?) \|$", doc, re.M)
+    assert rows == [(rule.name, rule.text) for rule in fitness.RULES]

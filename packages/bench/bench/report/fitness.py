@@ -1,7 +1,7 @@
 """Fit to rank: the written rules a configuration's results must meet before a table may rank
 them, in the way MLPerf's submission checker marks a bundle valid or invalid. Checked per
 configuration (the repeats of one composed config on one kind of hardware) by `python -m
-bench check` (bench.tools.check); docs/reports.md ("Fit to rank") lists the same rules.
+bench check` (bench.tools.check); docs/trust.md lists the same rules (a test holds them equal).
 
 A rule says why a configuration breaks it in one line, or None. Thresholds are the command's
 options, with these defaults.
@@ -128,9 +128,9 @@ RULES = (
                  "override", _lock),
     Rule("steady", "a training run measured a steady state (two epochs or more)", _steady),
     Rule("target", "a training run reached its task's quality target", _target),
-    Rule("repeats", "the configuration has enough repeats (--min-runs, default 3)", _repeats),
+    Rule("repeats", "the configuration has enough repeats (`--min-runs`, default 3)", _repeats),
     Rule("spread", "its repeats are close enough to rank: the fastest at most 15 % above the "
-                   "slowest (--max-spread)", _spread),
+                   "slowest (`--max-spread`)", _spread),
 )
 
 

@@ -3,7 +3,7 @@
 Every result file found is read against its schema; the results are grouped into
 configurations (the repeats of one composed config on one kind of hardware, as the report
 groups them) and each configuration is checked against the written rules of
-bench.report.fitness (docs/reports.md, "Fit to rank"): VALID, or INVALID with every rule it
+bench.report.fitness (docs/trust.md, "Fit to rank"): VALID, or INVALID with every rule it
 breaks and why. Refused configurations (unsupported, not installed) are listed and not ranked.
 
 Exit status: 0 when every configuration is valid; 1 when any is invalid (or a file does not
@@ -45,7 +45,7 @@ def parser():
                     "environment, steady state, quality target, repeats, spread); VALID or "
                     "INVALID with the reason.",
         epilog="exit status: 0 every configuration valid; 1 one is invalid; 2 a bad command "
-               "line or no result files. The rules: docs/reports.md, \"Fit to rank\".")
+               "line or no result files. The rules: docs/trust.md.")
     p.add_argument("paths", nargs="+", metavar="PATH",
                    help="result.json files, or directories searched for them")
     p.add_argument("--min-runs", type=_count, default=fitness.MIN_RUNS, metavar="N",
@@ -118,7 +118,7 @@ def main(argv):
         print(f"check: {len(verdicts) - len(invalid)} of {len(verdicts)} configurations valid"
               + (f", {len(unreadable)} files not readable" if unreadable else "")
               + (f", {len(refused)} refused" if refused else "")
-              + (": the bundle is fit to rank (by the rules of docs/reports.md)" if not bad
+              + (": the bundle is fit to rank (by the rules of docs/trust.md)" if not bad
                  else ": the bundle is not fit to rank"))
     return 1 if invalid or unreadable else 0
 
