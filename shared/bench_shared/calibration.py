@@ -47,7 +47,8 @@ def calibrate(run, task, model, batches, stopwatch):
         raise NotImplementedError("precision=%s is not supported by framework=%s for task=%s: "
                                   "%s has no calibrate(model, batches)" % (
                                       run["precision"], run["framework"]["name"],
-                                      run["task"]["name"], task.__name__))
+                                      run["task"]["name"],
+                                      getattr(task, "__name__", "its task module")))
     with stopwatch.region("calibration"):
         return hook(model, list(batches)[:CALIBRATION_BATCHES])
 

@@ -88,3 +88,27 @@ def test_a_framework_s_peak_is_measured_once_per_host_and_settings(run_bench, ow
     assert second["stats"]["utilisation"] > 0 and second["peak_measured"]
     assert "peak" in other["timings"]
     assert len(list(cache.rglob("framework_peaks.json"))) == 1
+
+
+def test_an_int8_run_is_measured_against_the_int8_peak(run_bench, own_cache):
+    """`peak` measures int8 where a framework declares it; an int8 run's host utilisation
+    divides by that figure, and its calibration is timed apart with its agreement recorded."""
+    env, _ = own_cache
+    measured = run_bench("peak", "--frameworks", "fake", env=env)
+    assert measured.returncode == 0, measured.output
+    assert re.search(r"^  int8: [\d.]+ GOP/s \(fake\)$", measured.output, re.M), measured.output
+    peak = json.loads(Path(re.search(r"^written: (.+)$", measured.output, re.M).group(1))
+                      .read_text())
+    run = run_bench("framework=fake", "task=resnet50", "precision=int8", "preset=smoke",
+                    env=env)
+    r = run.result
+    assert r["status"] == "ok", run.output
+    assert r["host_peak"]["flops"] == peak["precisions"]["int8"]["flops"]
+    assert r["stats"]["host_utilisation"] == (r["stats"]["achieved_gflops"] * 1e9
+                                              / peak["precisions"]["int8"]["flops"])
+    from bench_shared import worker
+    if not hasattr(worker, "calibration"):
+        pytest.skip("the worker does not call bench_shared.calibration: int8 runs uncalibrated")
+    assert r["timings"]["calibration"][0] > 0
+    assert r["agreement"]["images"] == 32 and r["agreement"]["feature_error"] < 0.01
+    assert r["agreement"]["top1_agreement"] > 0.9

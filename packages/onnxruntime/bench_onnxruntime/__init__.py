@@ -108,25 +108,40 @@ def memory_stats():
 
 
 def peak_flops(precision, size=2048):
-    """Measured dense matrix-multiply throughput of a one-MatMul session with the run's
-    options and providers (FLOP/s): the denominator of the utilisation figure. Operands and
-    result stay on the device (I/O binding). Run after the benchmark, untimed."""
+    """Measured dense matrix-multiply throughput of a one-node session with the run's options
+    and providers (FLOP/s; int8: operations/s): the denominator of the utilisation figure.
+    fp32: MatMul; int8: MatMulInteger on uint8 activations and int8 weights, MLAS's int8 GEMM,
+    which the int8 model's QLinearConv nodes run on. Operands and result stay on the device
+    (I/O binding). None at a precision the model does not run here. Run after the benchmark,
+    untimed."""
     import numpy as np
     from onnx import TensorProto, helper
 
     from bench_shared.timing import matmul_flops, peak_rate
 
+    if precision not in ("fp32", "int8"):
+        return None
+    rng = np.random.RandomState(0)
+    if precision == "int8":
+        node = helper.make_node("MatMulInteger", ["a", "b"], ["c"])
+        types = {"a": TensorProto.UINT8, "b": TensorProto.INT8, "c": TensorProto.INT32}
+        values = {"a": rng.randint(0, 256, (size, size)).astype(np.uint8),
+                  "b": rng.randint(-127, 128, (size, size)).astype(np.int8)}
+    else:
+        node = helper.make_node("MatMul", ["a", "b"], ["c"])
+        types = dict.fromkeys("abc", TensorProto.FLOAT)
+        values = {n: rng.randn(size, size).astype(np.float32) for n in "ab"}
     graph = helper.make_graph(
-        [helper.make_node("MatMul", ["a", "b"], ["c"])], "matmul",
-        [helper.make_tensor_value_info(n, TensorProto.FLOAT, [size, size]) for n in "ab"],
-        [helper.make_tensor_value_info("c", TensorProto.FLOAT, [size, size])])
+        [node], "matmul",
+        [helper.make_tensor_value_info(n, types[n], [size, size]) for n in "ab"],
+        [helper.make_tensor_value_info("c", types["c"], [size, size])])
     proto = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)])
     session = ort.InferenceSession(proto.SerializeToString(), session_options(), providers())
     device, index = _session["device"]
     binding = session.io_binding()
     for name in "ab":
-        value = np.random.RandomState(0).randn(size, size).astype(np.float32)
-        binding.bind_ortvalue_input(name, ort.OrtValue.ortvalue_from_numpy(value, device, index))
+        binding.bind_ortvalue_input(name, ort.OrtValue.ortvalue_from_numpy(values[name], device,
+                                                                           index))
     binding.bind_output("c", device, index)
 
     def work(n):

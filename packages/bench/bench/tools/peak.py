@@ -1,8 +1,11 @@
-"""`python -m bench peak`: this host's peak dense matrix-multiply FLOP/s, fp32 and bf16.
+"""`python -m bench peak`: this host's peak dense matrix-multiply FLOP/s, fp32, bf16 and int8.
 
 Each installed framework environment measures its own GEMM once, in a worker (the package's
 optional `peak_flops(precision)` hook, after its `setup`: the same threads and device as its
-runs); the host peak of a precision is the best of them. Cached per host in the cache
+runs); the host peak of a precision is the best of them. int8 is counted in operations per
+second (a multiply and an add each, as FLOP/s count them), from each framework's own int8 GEMM
+(VNNI or AMX where the CPU has them), so that an int8 run's utilisation has an int8 peak
+beneath it. Cached per host in the cache
 directory (bench.run.host_files: <cache>/hosts/<host>/peak.json); every later run on that host
 reports `host_utilisation` (achieved FLOP/s over the host peak) beside `utilisation` (over its
 own framework's peak). Measured once: `--redo` measures again.
@@ -32,7 +35,7 @@ from ..run import (
 from . import as_flags
 
 VERSION = 1
-PRECISIONS = ("fp32", "bf16")
+PRECISIONS = ("fp32", "bf16", "int8")
 TIMEOUT_S = 600.0
 
 
@@ -106,18 +109,20 @@ def document(figures, device, index=0):
             "frameworks": figures}
 
 
-def gflops(flops):
-    return f"{flops / 1e9:.3g} GFLOP/s"
+def gflops(flops, precision="fp32"):
+    """A peak in words: int8 in integer operations per second."""
+    return f"{flops / 1e9:.3g} {'GOP/s' if precision == 'int8' else 'GFLOP/s'}"
 
 
 def show(peak):
     lines = [f"host peak of {sysinfo.host_slug(peak['host'])} (measured {peak['measured']}):"]
     for precision in PRECISIONS:
         entry = peak["precisions"].get(precision)
-        lines.append(f"  {precision}: " + (f"{gflops(entry['flops'])} ({entry['framework']})"
+        lines.append(f"  {precision}: " + (f"{gflops(entry['flops'], precision)} "
+                                           f"({entry['framework']})"
                                            if entry else "no installed framework measured it"))
     for fw, by_precision in sorted(peak["frameworks"].items()):
-        cells = [f"{p} " + (gflops(by_precision[p]) if isinstance(by_precision[p], float)
+        cells = [f"{p} " + (gflops(by_precision[p], p) if isinstance(by_precision[p], float)
                             else by_precision[p]) for p in PRECISIONS if p in by_precision]
         lines.append(f"  {fw}: " + "; ".join(cells))
     return "\n".join(lines)
@@ -127,9 +132,10 @@ def show(peak):
 def main(argv):
     parser = argparse.ArgumentParser(
         prog="python -m bench peak",
-        description="This host's peak dense matrix-multiply FLOP/s (fp32, bf16): each installed "
-                    "framework measures its own GEMM in a worker; the best is the host peak, "
-                    "cached per host, and every later run reports host_utilisation against it.",
+        description="This host's peak dense matrix-multiply FLOP/s (fp32, bf16, int8): each "
+                    "installed framework measures its own GEMM in a worker; the best is the host "
+                    "peak, cached per host, and every later run reports host_utilisation "
+                    "against it.",
         epilog="exit status: 0; 1 when no installed framework could measure a peak; 2 a bad "
                "command line.")
     parser.add_argument("--frameworks", default=",".join(capabilities.framework_names()),
