@@ -6,8 +6,9 @@ import difflib
 import importlib
 import os
 import sys
+import textwrap
 
-from . import __version__, project_dir, signals
+from . import __version__, conf_dir, files, project_dir, signals
 from .errors import Interrupted
 
 # name -> (module with main(argv), one line for the help)
@@ -31,8 +32,23 @@ RECIPES = """\
   python -m bench report results/ --baseline old/           what changed since old/
   python -m bench envs                                      which environments exist
   python -m bench run --cfg job task=rnn                    the composed config, no run
-  python -m bench run --help                                Hydra's help: every config group"""
+  python -m bench run --help                                a run's axes and common overrides"""
 USAGE = "usage: python -m bench [sub-command] [key=value ...] [-m] [--help] [--version]"
+RUN_USAGE = "usage: python -m bench [run] [key=value ...] [-m] [--cfg job] [--hydra-help]"
+# the axes a run's help lists (conf/<group>/), with what each holds beyond its options
+AXES = {"task": "", "framework": "", "device": "", "precision": "", "data": "", "preset": "",
+        "init": "", "comparison": " (a preset sweep: -m comparison=<name>)"}
+COMMON_OVERRIDES = """\
+  seed=N                        the seed; -m seed=0,1,2: three repeats, one table cell
+  devices=N                     data-parallel devices (task=densenet)
+  tuned=true                    this host's tuning profile (python -m bench tune)
+  preset.epochs=N               also preset.train_examples, test_examples, timeout_s
+  task.batch_size=N             SPEC's hyperparameters: task.epochs, task.optimizer.lr, ...
+  framework.options.NAME=VALUE  the framework's switches (its README)
+  +framework.env.NAME=VALUE     an environment variable of its workers
+  data.cache_dir=DIR            the prepared data (default $BENCH_CACHE_DIR)
+  sweep=NAME  redo=true         a sweep's directory; run its finished jobs again
+  hydra.run.dir=DIR             the run's directory (a sweep: hydra.sweep.dir=DIR)"""
 
 
 def help_text():
@@ -49,6 +65,27 @@ def help_text():
     return "\n".join(lines)
 
 
+def run_help():
+    """`python -m bench run --help`: the axes with their options (read from conf/, without
+    Hydra), the common overrides and flags."""
+    width = max(map(len, AXES))
+    lines = [RUN_USAGE, "",
+             "One benchmark run, its result in results/runs/<time>_<task>_<framework>_.../; with",
+             "-m a sweep over comma-separated values, in results/sweeps/<name>/.", "",
+             "axes (conf/<axis>/<option>.yaml):"]
+    for axis, note in AXES.items():
+        options = sorted(p.stem for p in (conf_dir() / axis).glob("*.yaml"))
+        lines += textwrap.wrap(", ".join(options) + note, 92, initial_indent=f"  {axis:<{width}}  ",
+                               subsequent_indent=" " * (width + 4), break_on_hyphens=False)
+    lines += ["", "common overrides:", COMMON_OVERRIDES, "", "flags:",
+              "  -m, --multirun  a sweep",
+              "  --cfg job       print the composed config and run nothing (--resolve: resolved)",
+              "  --hydra-help    Hydra's help: every config group and the whole composed config",
+              "", "exit status: 0 ok; 1 failed, invalid or interrupted; 2 unsupported, not "
+              "installed or a bad", "command line (docs/reports.md)."]
+    return "\n".join(lines)
+
+
 def version_text():
     from .run import sysinfo
 
@@ -57,13 +94,14 @@ def version_text():
 
 
 def exit_status(statuses, comparison=False) -> int:
-    """1: something failed (or was cut short); 2: something was refused or is not installed,
-    unless the sweep is a comparison preset (`comparison=...`), whose refused cells are its
-    table's blanks (e.g. an inference runtime's training tasks), listed in the summary."""
+    """1: something failed (or was cut short); 2: something was refused or is not installed.
+    In a comparison preset's sweep (`comparison=...`) the unsupported cells are its table's
+    blanks (an inference runtime's training tasks, listed in the summary): only a framework
+    not installed makes it 2 (comparison.require_all=true runs every one)."""
     if {"failed", "invalid", "interrupted"} & set(statuses):
         return 1
-    refused = {"unsupported", "not_installed"} & set(statuses)
-    return 2 if refused and not comparison else 0
+    refused = {"not_installed"} if comparison else {"unsupported", "not_installed"}
+    return 2 if refused & set(statuses) else 0
 
 
 def unknown_word(word):
@@ -111,19 +149,27 @@ def _main(argv) -> int:
 
 def run(argv) -> int:
     """A run or a sweep through Hydra's application; its exit status."""
+    if any(arg in ("-h", "--help") for arg in argv):
+        print(run_help())
+        return 0
+    argv = ["--help" if arg == "--hydra-help" else arg for arg in argv]  # Hydra's app help
     from .report import sweep_summary
     from .run import main as hydra_app
-    from .run import sweep
+    from .run import overrides, sweep
 
     try:
         sweep.check_command_line(argv)
-        hydra_app.check_additions(argv)
+        overrides.check(argv)
+        overrides.check_results_dir(argv)
         if any(a.startswith("comparison=") for a in argv) and \
                 "comparison.require_all=true" not in argv:
             sweep.group_options("framework", require_all=False)  # none installed: say so
     except ValueError as exc:
         print(f"bench: {exc}", file=sys.stderr)
         return 2
+    except files.NotWritable as exc:
+        print(f"bench: {exc}", file=sys.stderr)
+        return 1
     # the run layer calls summarise when a sweep ends, holding the sweep's lock; its statuses
     # are those of every result in the directory. Hydra does not end a sweep that raised: its
     # summary is asked for here (the lock is still held)
@@ -141,12 +187,37 @@ def run(argv) -> int:
             print("the same command resumes the sweep", flush=True)
         return exc.exit_status if isinstance(exc, Interrupted) else 130
     except Exception as exc:  # e.g. a job directory that cannot be created: Hydra stops the sweep
-        print(f"bench: {type(exc).__name__}: {exc}", file=sys.stderr, flush=True)
+        if os.environ.get(hydra_app.FULL_ERROR) == "1":  # the user asked for Hydra's traceback
+            raise
+        line, status = failure(exc)
+        print(line, file=sys.stderr, flush=True)
         if outcome.sweep_dir:
             outcome.sweep_ended()
-        return 1
+        return status
     comparison = any(arg.startswith("comparison=") for arg in argv)
     return exit_status(outcome.final_statuses, comparison)
+
+
+def failure(exc):
+    """(one line, exit status) for an exception out of Hydra's application: a path that
+    cannot be written, named (1); a config Hydra cannot compose (2); anything else (1)."""
+    from .run import overrides
+
+    chain = []
+    while exc is not None and len(chain) < 10:
+        chain.append(exc)
+        exc = exc.__cause__ or (None if exc.__suppress_context__ else exc.__context__)
+    for error in chain:
+        problem = files.path_problem(error) if isinstance(error, OSError) else None
+        if problem:
+            return (f"bench: {problem}; hydra.run.dir=DIR puts the run elsewhere (a sweep: "
+                    f"hydra.sweep.dir=DIR)"), 1
+    if str(chain[0]).startswith("bench: "):  # already one line (bench.run.rundirs)
+        return str(chain[0]), 1
+    config_error = overrides.hydra_error(chain[0])
+    if config_error:
+        return f"bench: {config_error}", 2
+    return f"bench: {type(chain[0]).__name__}: {chain[0]}", 1
 
 
 def console_main() -> None:

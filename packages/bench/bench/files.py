@@ -10,6 +10,10 @@ the new one, so two processes never both hold the lock.
 `write_json(path, obj)` / `write_bytes(path, data)`: a temporary file beside the target,
 flushed to disk (fsync), then renamed over it: a reader sees the old file or the new one,
 never half of one, even after a crash or power loss.
+
+`check_writable(directory, ...)`: a command's output directory tried before it starts anything
+(NotWritable, one sentence); `path_problem(exc)`: an OSError on a path as that sentence (a file
+where a directory must be, a read-only file system, no permission, no space).
 """
 import contextlib
 import errno
@@ -32,6 +36,10 @@ POLL_S = 0.2
 
 class LockBusy(BenchError):
     """Another process held a lock for longer than this one waits; the message names it."""
+
+
+class NotWritable(BenchError):
+    """A directory a command must write cannot be written; the message names it and why."""
 
 
 def _holder(handle):
@@ -140,7 +148,7 @@ def read_json(path: Path, rebuild=""):
     naming it and what rebuilds it (`rebuild`, e.g. "run `python -m bench peak --redo`")."""
     try:
         text = Path(path).read_bytes()
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):  # not there, or a file above it
         return None
     try:
         return json.loads(text)
@@ -166,3 +174,43 @@ def umask_mode(mode=0o777):
     umask = os.umask(0)
     os.umask(umask)
     return mode & ~umask
+
+
+def path_problem(exc: OSError):
+    """What an OSError on a path means, as a sentence naming the path: a file where a
+    directory must be, a read-only file system, no permission, no space; None when the error
+    names no path."""
+    if getattr(exc, "filename", None) is None:
+        return None
+    path = Path(os.fsdecode(exc.filename))
+    if exc.errno in (errno.ENOTDIR, errno.EEXIST):
+        blocker = next((p for p in (path, *path.parents) if p.exists() and not p.is_dir()), None)
+        if blocker is not None:
+            return f"{blocker} is a file, where a directory is needed"
+    if exc.errno == errno.EROFS:
+        return f"{path} is on a read-only file system"
+    if exc.errno in (errno.EACCES, errno.EPERM):
+        return f"{path} cannot be written by this user (permission denied)"
+    if no_space(exc):
+        return f"no space left on the file system of {path}"
+    return f"{path}: {exc.strerror or exc}"
+
+
+def check_writable(directory: Path, what: str, elsewhere: str):
+    """Whether this process can create `directory` (and what it holds) by writing a file into
+    its nearest existing ancestor, created and removed at once, so that a command finds out
+    before it starts anything; creates no directory. NotWritable saying `what` the directory
+    is, why it cannot be written, and `elsewhere` (the option that moves it)."""
+    directory = Path(directory).absolute()
+    existing = next(p for p in (directory, *directory.parents) if os.path.lexists(p))
+    try:
+        if not existing.is_dir():
+            raise NotADirectoryError(errno.ENOTDIR, "Not a directory", str(directory))
+        fd, probe = tempfile.mkstemp(prefix=".bench-write-check-", dir=existing)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        if exc.filename is not None and Path(os.fsdecode(exc.filename)).parent == existing:
+            exc.filename = str(existing)  # the probe's name says nothing
+        raise NotWritable(f"{what} cannot be written: {path_problem(exc) or exc}; "
+                          f"{elsewhere}") from None

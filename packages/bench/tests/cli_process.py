@@ -1,9 +1,14 @@
 """`python -m bench` as a test drives it by hand: a process it can signal, its output read
 up to a marker, its children and their end, and result files read as strict JSON."""
+import functools
 import json
+import os
+import shlex
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -63,3 +68,31 @@ def gone(pid, within_s=10.0):
             return True
         time.sleep(0.1)
     return False
+
+
+def read_only(directories):
+    """The command prefix that runs a command with `directories` read-only for it alone:
+    read-only bind mounts in a mount namespace of its own (`unshare -m`), since root writes
+    through a directory's mode but not through a read-only mount. Skips the test where that is
+    not permitted, saying why."""
+    problem = _read_only_mounts_problem()
+    if problem:
+        pytest.skip(f"a read-only directory needs a read-only bind mount: {problem}")
+    script = "".join(f"mount --bind {d} {d} && mount -o remount,bind,ro {d} && "
+                     for d in map(shlex.quote, map(str, directories)))
+    return ["unshare", "-m", "--propagation", "private", "sh", "-c", script + 'exec "$@"', "sh"]
+
+
+@functools.cache
+def _read_only_mounts_problem():
+    """None where `unshare -m` and a read-only bind mount work here, else why not."""
+    if not shutil.which("unshare"):
+        return "no unshare command"
+    with tempfile.TemporaryDirectory() as directory:
+        probe = subprocess.run(
+            ["unshare", "-m", "--propagation", "private", "sh", "-c",
+             'mount --bind "$1" "$1" && mount -o remount,bind,ro "$1" && ! touch "$1/x"', "sh",
+             directory], capture_output=True, text=True)
+        if probe.returncode != 0 or os.path.exists(os.path.join(directory, "x")):
+            return (probe.stderr.strip() or "the mount did not stop a write").splitlines()[-1]
+    return None

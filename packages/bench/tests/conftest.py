@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import cli_process
 import pytest
 from archives import ArchiveServer
 from fit_bundle import fit_bundle  # noqa: E402,F401 (a module-scoped fixture)
@@ -82,8 +83,11 @@ def assert_follows_schema(path):
 
 @pytest.fixture
 def run_bench(bench_env, tmp_path):
-    def run(*args, env=None, timeout=600):
-        proc = subprocess.run([sys.executable, "-m", "bench", *args], cwd=tmp_path,
+    """run(*args): `python -m bench *args` in tmp_path; read_only=[directories]: with those
+    read-only for it (cli_process.read_only; skips where that is not permitted)."""
+    def run(*args, env=None, timeout=600, read_only=()):
+        prefix = cli_process.read_only(read_only) if read_only else []
+        proc = subprocess.run([*prefix, sys.executable, "-m", "bench", *args], cwd=tmp_path,
                               env=env or bench_env, capture_output=True, text=True,
                               timeout=timeout)
         return Run(proc, tmp_path)

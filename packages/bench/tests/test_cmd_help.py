@@ -20,6 +20,26 @@ def test_help_lists_every_sub_command_and_a_few_recipes(run_bench):
     assert len(run.output.splitlines()) < 40  # a screen, not Hydra's config dump
 
 
+def test_run_help_is_the_axes_and_common_overrides_without_hydra(run_bench, bench_env,
+                                                                  tmp_path):
+    run = run_bench("run", "--help")
+    assert run.returncode == 0, run.output
+    assert run.output.startswith("usage: python -m bench [run] [key=value ...]"), run.output
+    assert re.search(r"^  task +cnn, densenet, resnet50, rnn$", run.output, re.M), run.output
+    assert re.search(r"^  framework +chainer, .* fake, ", run.output, re.M), run.output
+    assert "framework.options.NAME=VALUE" in run.output and "--hydra-help" in run.output
+    assert "powered by Hydra" not in run.output and len(run.output.splitlines()) < 45
+    assert max(map(len, run.output.splitlines())) <= 100
+    # read from conf/ alone: Hydra is not even imported
+    timed = subprocess.run([sys.executable, "-X", "importtime", "-m", "bench", "run", "--help"],
+                           cwd=tmp_path, env=bench_env, capture_output=True, text=True,
+                           timeout=120)
+    assert timed.returncode == 0 and not re.search(r"\| +(hydra|omegaconf)\b", timed.stderr)
+    assert run_bench("task=rnn", "-h").output == run.output
+    dump = run_bench("run", "--hydra-help")
+    assert dump.returncode == 0 and "== Configuration groups ==" in dump.output, dump.output
+
+
 def test_bare_command_shows_the_help_and_runs_nothing(run_bench):
     run = run_bench()
     assert run.returncode == 0 and "sub-commands:" in run.output
@@ -63,7 +83,8 @@ def test_help_piped_into_head_ends_quietly(bench_env, tmp_path):
 def test_verify_and_peak_take_a_run_s_key_value_spelling(run_bench):
     run = run_bench("verify", "framework=fake", "task=cnn", "--steps", "2")
     # the fake framework has no weight protocol: its check errs, but it is the one checked
-    assert re.findall(r"^(\w+) (\w+): ", run.output, re.M) == [("fake", "cnn")], run.output
+    # (a line as it starts, one as it ends)
+    assert re.findall(r"^(\w+) (\w+): ", run.output, re.M) == [("fake", "cnn")] * 2, run.output
     unknown = run_bench("verify", "framework=nosuch")
     assert unknown.returncode == 2 and "unknown framework(s) ['nosuch']" in unknown.output
     peak = run_bench("peak", "framework=nosuch")

@@ -1,6 +1,7 @@
 """`python -m bench verify` through the command line: the README's command as written (relative
-paths), and bad arguments in one line."""
+paths), a line per check as it starts and ends, and bad arguments in one line."""
 import json
+import re
 import subprocess
 import sys
 
@@ -30,3 +31,11 @@ def test_verify_with_an_unknown_framework_is_one_line(run_bench):
     run = run_bench("verify", "--frameworks", "nope")
     assert run.returncode == 2 and "Traceback" not in run.output, run.output
     assert "unknown framework(s) ['nope']; known: " in run.output
+
+
+def test_verify_says_each_check_as_it_starts_and_as_it_ends(run_bench):
+    run = run_bench("verify", "--frameworks", "fake,torch", "--tasks", "cnn,rnn", "--steps", "0")
+    lines = re.findall(r"^(fake|torch) (cnn|rnn): (checking \.\.\.|\w+)", run.output, re.M)
+    assert lines == [(fw, task, what) for fw, status in [("fake", "error"),
+                                                          ("torch", "not")]
+                     for task in ("cnn", "rnn") for what in ("checking ...", status)], run.output

@@ -266,5 +266,18 @@ def test_comparison_presets_run_the_installed_rows_unless_asked_for_all(run_benc
                       "comparison.require_all=true")
     statuses = sorted(json.loads(p.read_text())["status"] for p in every.result_paths)
     assert statuses == ["not_installed", "ok"], every.output
-    assert every.returncode == 0  # a comparison grid's blanks, listed in its table
-    assert re.search(r"^\| PyTorch \| not installed", every.output, re.M), every.output
+    # every framework was asked for and one is not installed: 2, as for any run (an
+    # unsupported cell alone is the table's blank: test_refused_cells_of_a_comparison_preset...)
+    assert every.returncode == 2, every.output
+    # refused cells are not in the table; one line names them
+    assert re.search(r"^Not in the table, refused before starting: 1 not_installed \(PyTorch\)",
+                     every.output, re.M), every.output
+
+
+def test_a_comparison_preset_without_m_is_one_line(run_bench):
+    run = run_bench("comparison=smoke", "task=rnn")
+    assert run.returncode == 2, run.output
+    assert run.output.strip().splitlines() == [
+        "bench: comparison=smoke: a comparison preset is a sweep over every installed "
+        "framework; run it with -m: python -m bench -m comparison=smoke"]
+    assert not (run.cwd / "results").exists()

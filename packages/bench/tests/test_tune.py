@@ -126,6 +126,30 @@ def test_a_resumed_tune_skips_the_rounds_it_finished(run_bench, own_cache):
     assert "--restart discards them" in other.output
 
 
+def test_a_round_that_failed_runs_again_when_the_same_tune_runs_again(run_bench, own_cache):
+    """A round that failed for a reason outside the config (here: the default's, as an
+    unwritable results directory left it) is run again, not replayed; the line says how many
+    and that --restart discards them all."""
+    env, _ = own_cache
+    args = ["tune", "framework=fake", "task=rnn", *SMALL, "--rounds", "1"]
+    first = run_bench(*args, env=env)
+    assert first.returncode == 0, first.output
+    rounds_file = profiles_rounds(profile_of(first.output))
+    work = json.loads(rounds_file.read_text())
+    default = work["measurements"][0]
+    assert default["settings"]["options"] == {"skip_training": False}, default
+    default.update(status="failed", throughput=None, accuracy=None,
+                   error="orchestrator error: OSError: [Errno 30] Read-only file system")
+    rounds_file.write_text(json.dumps(work))
+    again = run_bench(*args, env=env)
+    assert again.returncode == 0, again.output
+    assert ("tune: 1 of 2 kept rounds did not run ok; they run again (--restart discards every "
+            "kept round)") in again.output
+    assert "1 runs, 1 finished rounds kept from before" in again.output
+    statuses = [m["status"] for m in json.loads(rounds_file.read_text())["measurements"]]
+    assert statuses == ["ok", "ok"]
+
+
 @linux_only
 def test_ctrl_c_kills_the_worker_and_keeps_the_finished_rounds(own_cache, tmp_path):
     env, _ = own_cache

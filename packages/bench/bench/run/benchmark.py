@@ -1,13 +1,14 @@
 """One benchmark run, from a composed config to result.json: plain functions, no Hydra."""
 import dataclasses
 import datetime
+import os
 import sys
 import traceback
 from pathlib import Path
 
 from bench_shared import contract, weights
 
-from .. import __version__, data, project_dir, signals
+from .. import __version__, data, files, project_dir, signals
 from ..errors import BenchError, ConfigError, EnvironmentNotFound, Interrupted, UnsupportedError
 from . import (
     capabilities,
@@ -103,9 +104,27 @@ def run_benchmark(cfg: Config, config_dict, run_dir: Path, overrides=None, place
                 "error": f"interrupted ({what}) before the worker ran"})
         raise
     except Exception as exc:  # an orchestrator bug or an OS error is this run's result
-        ended = {"status": "failed", "error": f"orchestrator error: {type(exc).__name__}: {exc}",
+        ended = {"status": "failed", "error": _orchestrator_error(exc, cfg, run_dir),
                  "traceback": traceback.format_exc()}
     return finish(ended)
+
+
+def _orchestrator_error(exc, cfg, run_dir):
+    """The result's error for an exception of the orchestrator's: a path that cannot be
+    written as a sentence naming it (and the option that moves it), anything else by its
+    type and message."""
+    problem = files.path_problem(exc) if isinstance(exc, OSError) else None
+    if problem is None:
+        return f"orchestrator error: {type(exc).__name__}: {exc}"
+    path = Path(os.fsdecode(exc.filename)).absolute()
+    cache = data.cache.cache_root(cfg.data.cache_dir)
+    if path.is_relative_to(cache) or cache.is_relative_to(path):
+        return (f"the data cache {cache} cannot be written: {problem}; data.cache_dir=DIR (or "
+                f"BENCH_CACHE_DIR) puts it elsewhere")
+    if path.is_relative_to(run_dir) or run_dir.is_relative_to(path):
+        return (f"the run's directory {run_dir} cannot be written: {problem}; hydra.run.dir=DIR "
+                f"(a sweep: hydra.sweep.dir=DIR) puts it elsewhere")
+    return f"orchestrator error: {problem}"
 
 
 def _run(cfg, run_dir, place, learned, finish, overrides):

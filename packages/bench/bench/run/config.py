@@ -364,23 +364,32 @@ def register():
         cs.store(name=f"framework_{path.stem}_schema",
                  node=framework_schema(path.stem, declared.get("options") or {}))
     cs.store(name="base_config", node=Config)
-    for name, node in [
-        ("cnn_schema", CnnTask),
-        ("rnn_schema", RnnTask),
-        ("resnet50_schema", Resnet50Task),
-        ("densenet_schema", DensenetTask),
-        ("device_schema", DeviceConfig),
-        ("precision_schema", PrecisionConfig),
-        ("init_schema", InitConfig),
-        ("data_schema", DataConfig),
-        ("real_data_schema", RealDataConfig),
-        ("preset_schema", PresetConfig),
-    ]:
+    for name, node in SCHEMAS.items():
         cs.store(name=name, node=node)
     _registered[:] = [str(conf_dir())]
 
 
 _registered = []  # the conf directory whose schemas are in the ConfigStore
+# the schemas an option's file names (`- /<name>@_here_`), a framework's aside
+SCHEMAS = {"cnn_schema": CnnTask, "rnn_schema": RnnTask, "resnet50_schema": Resnet50Task,
+           "densenet_schema": DensenetTask, "device_schema": DeviceConfig,
+           "precision_schema": PrecisionConfig, "init_schema": InitConfig,
+           "data_schema": DataConfig, "real_data_schema": RealDataConfig,
+           "preset_schema": PresetConfig}
+
+
+def option_schema(group, option):
+    """The schema (a dataclass) of conf/<group>/<option>.yaml, read from its file without
+    composing: the one its defaults list names (a framework's: framework_schema of its
+    options), or Config's field for the group where the file names none."""
+    declared = OmegaConf.to_container(OmegaConf.load(conf_dir() / group / f"{option}.yaml"))
+    if group == "framework":
+        return framework_schema(option, declared.get("options") or {})
+    for entry in declared.get("defaults") or []:
+        name = entry.lstrip("/").split("@")[0] if isinstance(entry, str) else None
+        if name in SCHEMAS:
+            return SCHEMAS[name]
+    return {f.name: f.type for f in dataclasses.fields(Config)}.get(group)
 
 
 def compose(overrides=(), typed=True):

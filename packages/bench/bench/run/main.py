@@ -4,7 +4,6 @@ bench.run.benchmark. `main(argv, outcome)` returns what happened to bench.cli as
 no module global carries it."""
 import atexit
 import dataclasses
-import difflib
 import logging
 import os
 import sys
@@ -13,13 +12,13 @@ from typing import Callable, Optional
 
 import hydra
 from hydra.core.hydra_config import HydraConfig
-from hydra.core.override_parser.overrides_parser import OverridesParser
-from hydra.errors import HydraException
 from hydra.types import RunMode
 from omegaconf import DictConfig, OmegaConf
 
 from .. import conf_dir, signals
-from . import benchmark, config, hydra_hooks, rundirs, slurm, sweep
+from . import benchmark, hydra_hooks, rundirs, slurm, sweep
+
+FULL_ERROR = "HYDRA_FULL_ERROR"  # set: Hydra raises the errors it would print
 
 
 @dataclasses.dataclass
@@ -153,49 +152,19 @@ def main(argv, outcome: Outcome) -> Outcome:
     signals.install()
     sys.argv[1:] = argv  # Hydra reads the command line from sys.argv
     token = sweep.current.set(outcome)
+    # Hydra raises its errors (a config it cannot compose, a directory it cannot create)
+    # instead of printing them with its search path or a traceback: the caller says them in
+    # one line (bench.cli)
+    user_setting = os.environ.get(FULL_ERROR)
+    os.environ[FULL_ERROR] = "1"
     try:
         hydra.main(version_base="1.3", config_path=str(conf_dir()),
                    config_name="config")(Job(outcome))()
     finally:
         sweep.current.reset(token)
+        if user_setting is None:
+            os.environ.pop(FULL_ERROR, None)
+        else:
+            os.environ[FULL_ERROR] = user_setting
     return outcome
 
-
-def check_additions(argv):
-    """`+key=value` adds a key only where the schema has an open mapping (framework.env, a
-    capability's device map, ...): Hydra would add a misspelt key anywhere and the run would
-    ignore it (`+precison=bf16` runs at fp32). ValueError naming the keys that exist."""
-    overrides = [a for a in argv if "=" in a and not a.startswith("-")
-                 and not a.lstrip("+~").startswith("hydra")]
-    additions = [a for a in overrides if a.startswith("+")]
-    if not additions:
-        return
-    try:
-        parsed = OverridesParser.create().parse_overrides(overrides)
-    except HydraException as exc:
-        raise ValueError(str(exc)) from None
-    groups = {p.name for p in config.conf_dir().iterdir() if p.is_dir()}
-    base = []  # one combination of the others: the node each addition goes into
-    for text, override in zip(overrides, parsed):
-        if text.startswith("+"):
-            continue
-        if override.is_sweep_override() and override.is_discrete_sweep():
-            text = f"{override.get_key_element()}={next(override.sweep_string_iterator())}"
-        base.append(text)
-    cfg = config.compose(base, typed=False)
-    for text in additions:
-        key = text.lstrip("+").split("=", 1)[0]
-        if key in groups:  # a config group chosen that the defaults leave out
-            continue
-        parent, _, leaf = key.rpartition(".")
-        node = OmegaConf.select(cfg, parent) if parent else cfg
-        if not isinstance(node, DictConfig):
-            raise ValueError(f"{text}: {parent or 'the config'} has no key {leaf!r} to add to")
-        kind = OmegaConf.get_type(node)
-        if kind not in (dict, None) and leaf not in node:
-            known = [str(k) for k in node.keys()]
-            close = difflib.get_close_matches(leaf, known, n=1)
-            where = f"{parent}." if parent else ""
-            raise ValueError(f"{text}: {where}{leaf} is not a key of the config"
-                             + (f"; did you mean {where}{close[0]}?" if close else "")
-                             + f" (keys of {parent or 'the config'}: {', '.join(known)})")

@@ -10,7 +10,8 @@ directory (bench.run.host_files: <cache>/hosts/<host>/peak.json); every later ru
 reports `host_utilisation` (achieved FLOP/s over the host peak) beside `utilisation` (over its
 own framework's peak). Measured once: `--redo` measures again.
 
-Exit status: 0; 1 when no installed framework could measure a peak; 2 a bad command line.
+Exit status: 0; 1 when no installed framework could measure a peak, or the workers'
+directory or the cache cannot be written (said before any worker starts); 2 a bad command line.
 """
 import argparse
 import sys
@@ -136,8 +137,8 @@ def main(argv):
                     "installed framework measures its own GEMM in a worker; the best is the host "
                     "peak, cached per host, and every later run reports host_utilisation "
                     "against it.",
-        epilog="exit status: 0; 1 when no installed framework could measure a peak; 2 a bad "
-               "command line.")
+        epilog="exit status: 0; 1 when no installed framework could measure a peak, or its "
+               "directories cannot be written; 2 a bad command line.")
     parser.add_argument("--frameworks", default=",".join(capabilities.framework_names()),
                         metavar="A,B",
                         help="comma-separated, or framework=a,b (default: every installed one)")
@@ -162,6 +163,14 @@ def main(argv):
         print(f"cached: {cached['file']} (--redo measures again)")
         return 0
     out_dir = Path(args.out or f"results/peak/{time.strftime('%Y-%m-%d_%H-%M-%S')}").absolute()
+    file = host_files.peak_path(args.cache_dir, args.device)
+    try:  # before a worker measures anything
+        files.check_writable(out_dir, "the workers' directory", "--out DIR puts it elsewhere")
+        files.check_writable(file.parent, "the host peak's directory",
+                             "--cache-dir DIR (or BENCH_CACHE_DIR) puts it elsewhere")
+    except files.NotWritable as exc:
+        print(f"peak: {exc}", file=sys.stderr)
+        return 1
     try:
         figures = measure(frameworks, args.device, out_dir)
     except KeyboardInterrupt:
@@ -172,8 +181,13 @@ def main(argv):
         print(show(dict(peak, measured="now")))
         print("peak: no installed framework measured a peak; nothing written", file=sys.stderr)
         return 1
-    file = host_files.peak_path(args.cache_dir, args.device)
-    files.write_json(file, peak)
+    try:
+        files.write_json(file, peak)
+    except OSError as exc:
+        print(show(peak))
+        print(f"peak: the host peak could not be written: {files.path_problem(exc) or exc}",
+              file=sys.stderr)
+        return 1
     print(show(peak))
     print(f"written: {file}")
     return 0

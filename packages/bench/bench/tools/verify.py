@@ -224,6 +224,7 @@ def main(argv):
     checks = []
     for fw in frameworks:
         for task in tasks:
+            print(f"{fw} {task}: checking ...", flush=True)  # a check takes minutes
             checks.append(check_one(fw, task, args, refs, out_dir))
             c = checks[-1]
             print(f"{fw} {task}: {c.status}{' - ' + c.detail if c.detail else ''}", flush=True)

@@ -26,12 +26,14 @@ which `tuned=true` applies to later runs. Precision is never tuned: `--compare-p
 measures the tuned settings at bf16 against the tuned precision, alternating, and reports
 the ratio without writing it anywhere a run would take it from.
 
-Resumable: each finished round is kept in the profile's working file (`<profile>.rounds.json`)
-and skipped when the same command runs again (more `--rounds` add rounds); Ctrl-C or SIGTERM
-kill the running worker and keep what finished. `--restart` discards the working file.
+Resumable: each finished round is kept in the profile's working file (`<profile>.rounds.json`);
+when the same command runs again, a round that ran ok (or unsupported) is skipped and any
+other runs again (more `--rounds` add rounds); Ctrl-C or SIGTERM kill the running worker and
+keep what finished. `--restart` discards the working file. Where the runs or the profile go is
+tried before any candidate runs.
 
-Exit status: 0; 1 when the default configuration fails; 2 a bad command line or config;
-130 after Ctrl-C, 143 after SIGTERM.
+Exit status: 0; 1 when the default configuration fails or where it writes cannot be written;
+2 a bad command line or config; 130 after Ctrl-C, 143 after SIGTERM.
 
 The package: candidates (the switches and their values), rounds (outcomes, the clearly-faster
 rule, the working file), table (what is printed), profile (what is written), command (the

@@ -78,6 +78,14 @@ class Tune:
         self.skipped = self.ran = 0
         self.bar = None
 
+    def check_writable(self):
+        """Where the candidates' runs and the profile go, tried before any candidate runs:
+        files.NotWritable, one line."""
+        files.check_writable(self.runs_dir, "the candidates' runs' directory",
+                             "--out DIR puts them elsewhere")
+        files.check_writable(self.profile.parent, "the tuning profile's directory",
+                             "data.cache_dir=DIR (or BENCH_CACHE_DIR) puts it elsewhere")
+
     def node(self, precision):
         """The composed config (a DictConfig) of the command line, at a precision."""
         if precision not in self.nodes:
@@ -217,6 +225,10 @@ class Tune:
                           for d in self.dims), flush=True)
         self.work = Work(profiles.working_path(self.profile), self.fingerprint(),
                          self.args.restart)
+        if self.work.retried:
+            total = self.work.retried + len(self.work.measurements)
+            print(f"tune: {self.work.retried} of {total} kept rounds did not run ok; they run "
+                  f"again (--restart discards every kept round)", flush=True)
         self.bar = tqdm(total=self.planned(), desc="tune", unit="run", file=sys.stderr,
                         disable=not bars_fit(sys.stderr), position=0)
         try:
@@ -297,8 +309,9 @@ def _parse(argv):
         description="The fastest setting of the framework's declared tuning switches on this "
                     "host: every candidate a real run, in rounds that alternate the candidates; "
                     "writes the host's profile, which `tuned=true` applies.",
-        epilog="exit status: 0; 1 when the default configuration fails; 2 a bad command line "
-               "or config; 130 after Ctrl-C, 143 after SIGTERM. More: docs/tuning.md.")
+        epilog="exit status: 0; 1 when the default configuration fails or where it writes "
+               "cannot be written; 2 a bad command line or config; 130 after Ctrl-C, 143 after "
+               "SIGTERM. More: docs/tuning.md.")
     parser.add_argument("--rounds", type=int, default=ROUNDS,
                         help=f"rounds per candidate (default {ROUNDS}); more add to those kept")
     parser.add_argument("--search", choices=["auto", "grid", "coordinate"], default="auto",
@@ -344,6 +357,7 @@ def main(argv):
     tune = None
     try:
         tune = Tune(args, overrides)
+        tune.check_writable()
         # one tune per working file at a time: a second one stops and names the first
         with files.locked(profiles.working_path(tune.profile), timeout_s=0,
                           hint="wait for that tune to finish"):
@@ -356,7 +370,7 @@ def main(argv):
         print(f"\ninterrupted ({what}): the running worker was killed; {kept} finished rounds "
               f"kept{where}; the same command resumes", flush=True)
         return getattr(exc, "exit_status", 130)
-    except DefaultFailed as exc:
+    except (DefaultFailed, files.NotWritable) as exc:
         print(f"tune: {exc}", file=sys.stderr, flush=True)
         return 1
     except BenchError as exc:

@@ -59,7 +59,9 @@ def clearly_faster(challenger, incumbent, min_gain):
 
 
 class Work:
-    """The working file: every finished round, saved after each, found again on restart."""
+    """The working file: every finished round, saved after each, found again when the same
+    tune runs again, which keeps the rounds that ran ok (or unsupported) and runs the others
+    again (`retried`: how many), as a sweep does."""
 
     # what a kept measurement holds, and of which types (run_one writes them)
     FIELDS = {"stage": (str,), "key": (str,), "round": (int,), "status": (str,),
@@ -81,7 +83,9 @@ class Work:
             changed = sweep.first_difference(old.get("fingerprint") or {}, fingerprint)
             raise TuneError(f"{path} holds the rounds of a different tune ({changed}); "
                             f"--restart discards them")
-        self.measurements = (old or {}).get("measurements", [])
+        kept = (old or {}).get("measurements", [])
+        self.measurements = [m for m in kept if m["status"] in sweep.DONE]
+        self.retried = len(kept) - len(self.measurements)
         self.index = {self._key(m): m for m in self.measurements}
 
     @classmethod
