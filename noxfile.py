@@ -49,6 +49,7 @@ KERAS2 = ("keras==2.3.1", "keras-applications==1.0.8", "keras-preprocessing==1.1
 KERAS2_PY36 = (*KERAS2, "h5py==3.1.0", "cached-property==1.5.2", "pyyaml==6.0.1")
 KERAS2_PY311 = (*KERAS2, "h5py==3.16.0", "pyyaml==6.0.4")
 TORCH = "torch==2.13.0"  # PyPI's torch: the CUDA build (README: Set up, for a CPU-only one)
+TORCHAO = "torchao==0.18.0"  # PyTorch's PT2E quantization (precision=int8) lives there
 
 # The locks: `nox -s lock` resolves each against PyPI alone, as it stood at LOCK_DATE (so that
 # resolving again gives the same bytes; move the date to take newer releases), for Linux on
@@ -90,7 +91,7 @@ class Env:
 ENVIRONMENTS = {
     "torch": Env(
         package="packages/torch",
-        requires=(TORCH,), overrides=(("BENCH_TORCH_REQUIREMENT", "torch"),)),
+        requires=(TORCH, TORCHAO), overrides=(("BENCH_TORCH_REQUIREMENT", "torch"),)),
     "tensorflow": Env(  # framework=tensorflow and Keras 3 on TensorFlow: one set of pins
         package="packages/tensorflow", depends=("packages/keras_layers", "packages/keras"),
         requires=("tensorflow-cpu==2.21.0", KERAS),

@@ -76,7 +76,10 @@ def test_conformance(name, task, check):
 
 @pytest.mark.parametrize("name,task,precision", PRECISION_CASES)
 def test_precision(name, task, precision):
-    conformance.check_precision(framework(name), task, precision, PRECISIONS[precision])
+    try:
+        conformance.check_precision(framework(name), task, precision, PRECISIONS[precision])
+    except conformance.NotOnThisMachine as exc:
+        pytest.skip("framework=%s refuses precision=%s here: %s" % (name, precision, exc))
 
 
 def test_every_framework_declares_known_tasks_and_precisions():

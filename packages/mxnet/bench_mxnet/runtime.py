@@ -27,7 +27,8 @@ ENGINE_OPTIONS = {"threads": "OMP_NUM_THREADS", "worker_threads": "MXNET_CPU_WOR
 # recorded because they change speed; MXNet's defaults unless the user set them
 RECORDED = ("MXNET_MKLDNN_ENABLED", "MXNET_SUBGRAPH_BACKEND", "MXNET_EXEC_BULK_EXEC_TRAIN",
             "MXNET_EXEC_BULK_EXEC_INFERENCE", "MXNET_CPU_PRIORITY_NTHREADS", "KMP_AFFINITY")
-AMP_DTYPES = {"fp32": None, "fp16": "float16", "bf16": "bfloat16"}
+# int8 runs no AMP: its network is quantized after calibration (bench_mxnet.gluon.loop)
+AMP_DTYPES = {"fp32": None, "fp16": "float16", "bf16": "bfloat16", "int8": None}
 
 _state = {"context": None, "contexts": None, "precision": "fp32", "environment": None}
 
@@ -169,15 +170,19 @@ def memory_stats():
 
 
 def peak_flops(precision, size=2048):
-    """Measured dense matrix-multiply throughput (FLOP/s), untimed, after the benchmark; None
-    for bf16: MXNet has no bf16 dot outside AMP graphs, and an fp32 figure would pass for a
-    bf16 peak (the host peak, `python -m bench peak`, takes the best of every framework)."""
+    """Measured dense matrix-multiply throughput (FLOP/s; int8: operations/s), untimed, after
+    the benchmark; None for bf16: MXNet has no bf16 dot outside AMP graphs, and an fp32 figure
+    would pass for a bf16 peak (the host peak, `python -m bench peak`, takes the best of every
+    framework). int8: oneDNN's quantized FullyConnected, uint8 data times int8 weights, the
+    kernel family a quantized network runs."""
     import mxnet as mx
 
     from bench_shared.timing import matmul_flops, peak_rate
 
     if precision == "bf16":
         return None
+    if precision == "int8":
+        return int8_peak(size) if _state["context"].device_type == "cpu" else None
     dtype = "float16" if precision == "fp16" else "float32"
     a = mx.nd.random.normal(shape=(size, size), ctx=_state["context"], dtype=dtype)
     b = mx.nd.random.normal(shape=(size, size), ctx=_state["context"], dtype=dtype)
@@ -188,3 +193,24 @@ def peak_flops(precision, size=2048):
         mx.nd.waitall()
     return peak_rate(work, matmul_flops(size))
 
+
+
+def int8_peak(size):
+    """peak_flops("int8"): quantized_fully_connected of size x size operands on the CPU."""
+    import mxnet as mx
+    import numpy as np
+
+    from bench_shared.timing import matmul_flops, peak_rate
+
+    rng = np.random.RandomState(0)
+    data = mx.nd.array(rng.randint(0, 256, (size, size)), dtype="uint8")
+    weight = mx.nd.array(rng.randint(-127, 128, (size, size)), dtype="int8")
+    ranges = [mx.nd.array([low]) for low in (0.0, 1.0, -1.0, 1.0)]  # data's, weight's
+
+    def work(n):
+        for _ in range(n):
+            out = mx.nd.contrib.quantized_fully_connected(data, weight, *ranges,
+                                                          num_hidden=size, no_bias=True)
+        mx.nd.waitall()
+        return out
+    return peak_rate(work, matmul_flops(size))

@@ -107,3 +107,21 @@ def test_gpu_without_cuda_is_unsupported():
     with pytest.raises(NotImplementedError, match="device=gpu is not supported by this mxnet"):
         importlib.import_module("bench_mxnet.gluon").setup(run)
 
+
+
+def test_gluon_resnet50_int8_runs_onednn_quantized_convolutions():
+    """precision=int8: calibrate() replaces the network by quantize_net_v2's SymbolBlock, whose
+    graph holds oneDNN's quantized convolutions; its features are near, never equal to,
+    fp32's."""
+    from bench_shared import reference, weights
+
+    package, module, model, _ = build("gluon", "resnet50", "precision=int8")
+    slots.load_into(package, module, "resnet50", model, weights.random_weights("resnet50", 0))
+    x = reference.distinct_images(2, seed=1)
+    fp32 = module.predict(model, [x])
+    model = module.calibrate(model, [reference.distinct_images(2, seed=2)])
+    graph = model.net._cached_graph[1].tojson()
+    assert graph.count('"quantized": "true"') >= 50, graph[:2000]
+    error = reference.relative_error(module.predict(model, [x]), fp32)
+    assert 1e-3 < error < 0.3
+    assert package.peak_flops("int8") > 0

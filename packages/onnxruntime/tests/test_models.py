@@ -110,3 +110,29 @@ def test_gpu_without_the_cuda_provider_says_what_to_install():
     with pytest.raises(NotImplementedError) as refused:
         bench_onnxruntime.setup(make_run("task=resnet50", "device=gpu"))
     assert "onnxruntime-gpu" in str(refused.value)
+
+
+def test_int8_runs_quantized_convolutions_calibrated_on_the_images(tmp_path):
+    """precision=int8: calibrate() makes a QDQ graph whose pairs the session's optimiser fuses
+    into int8 QLinearConv kernels; its outputs are near, never equal to, fp32's; and loading
+    weights into a quantized model is refused (its ranges were calibrated for the old ones)."""
+    _, model = built("precision=int8")
+    params = weights.random_weights("resnet50", seed=0)
+    slots.load_into(bench_onnxruntime, resnet50, "resnet50", model, params)
+    x = reference.distinct_images(2, seed=1)
+    fp32 = resnet50.predict(model, [x])
+    model = resnet50.calibrate(model, [reference.distinct_images(4, seed=2)])
+    assert op_counts(model.quantized.graph)["QuantizeLinear"] > 50
+    path = str(tmp_path / "optimized.onnx")
+    model.session(optimized_model_path=path)
+    assert op_counts(onnx.load(path).graph)["QLinearConv"] == 53
+    error = reference.relative_error(resnet50.predict(model, [x]), fp32)
+    assert 1e-3 < error < 0.3
+    with pytest.raises(ValueError, match="load its weights before calibrate"):
+        slots.load_into(bench_onnxruntime, resnet50, "resnet50", model, params)
+
+
+def test_int8_peak_is_an_integer_product():
+    bench_onnxruntime.setup(make_run("task=resnet50"))
+    assert bench_onnxruntime.peak_flops("int8") > 0
+    assert bench_onnxruntime.peak_flops("bf16") is None  # no bf16 kernels on the CPU

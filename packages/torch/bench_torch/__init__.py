@@ -9,7 +9,8 @@ from bench_shared import distributed
 from .weights import tensors  # noqa: F401  the model's native tensors (weight protocol)
 
 # capabilities and options: conf/framework/torch.yaml (checked before setup() by the runtime)
-AUTOCAST_DTYPES = {"fp32": None, "fp16": torch.float16, "bf16": torch.bfloat16}
+# int8 runs no autocast: its model is PT2E-quantized after calibration (loop.calibrate)
+AUTOCAST_DTYPES = {"fp32": None, "fp16": torch.float16, "bf16": torch.bfloat16, "int8": None}
 
 _device = torch.device("cpu")
 
@@ -88,9 +89,13 @@ def peak_flops(precision):
     the utilisation figure. Run after the benchmark, untimed. The faster of torch's two GEMM
     paths: `a @ b` (BLAS: MKL, which takes its AVX2 path on AMD CPUs) and the same product as
     a channels-last 1x1 convolution (oneDNN, the library the CNNs' convolutions run in; ~1.3x
-    faster in fp32 on an AMD EPYC, where ResNet-50 measured above the matmul figure)."""
+    faster in fp32 on an AMD EPYC, where ResNet-50 measured above the matmul figure). int8:
+    oneDNN's quantized linear, the kernel an int8 model compiled by Inductor runs (uint8
+    activations times int8 weights, VNNI or AMX where the CPU has them)."""
     from bench_shared.timing import peak_matmul_rate
 
+    if precision == "int8":
+        return peak_matmul_rate(int8_products) if _device.type == "cpu" else None
     dtype = AUTOCAST_DTYPES[precision] or torch.float32
 
     def products(convolution):
@@ -112,6 +117,21 @@ def peak_flops(precision):
         return peak_matmul_rate(make_work)
 
     return max(products(False), products(True))
+
+
+def int8_products(size):
+    """peak_matmul_rate's work: size x size uint8 activations times prepacked int8 weights
+    through oneDNN's qlinear, float32 out."""
+    x = torch.randint(0, 256, (size, size), dtype=torch.uint8)
+    packed = torch.ops.onednn.qlinear_prepack(
+        torch.randint(-127, 128, (size, size), dtype=torch.int8), [size, size])
+    scales, zero_points = torch.full((size,), 0.01), torch.zeros(size, dtype=torch.int64)
+
+    def work(n):
+        for _ in range(n):
+            torch.ops.onednn.qlinear_pointwise(x, 0.01, 0, packed, scales, zero_points, None,
+                                               1.0, 0, torch.float32, "none", [], "")
+    return work
 
 
 def join_process_group(run):

@@ -1,4 +1,4 @@
-"""The PyTorch training step and inference loop that every task module shares."""
+"""The PyTorch training step, inference loop and int8 calibration that the task modules share."""
 import contextlib
 
 import numpy as np
@@ -70,3 +70,27 @@ def predict(model, batches):
         for x in batches:
             outputs.append(model.inference(model.to_input(x)).float())
     return torch.cat(outputs).cpu().numpy()
+
+
+def calibrate(model, batches):
+    """precision=int8: PyTorch's PT2E static quantization for x86 CPUs (torchao): the network
+    exported with a free batch dimension, annotated by X86InductorQuantizer (uint8
+    activations per tensor, int8 weights per output channel, conv-bn-relu and conv-add-relu
+    fused), observed on `batches`, converted, then lowered by Inductor with freezing, which
+    makes the int8 convolutions oneDNN kernels. Inductor compiles at the first prediction."""
+    import torch._inductor.config as inductor
+    from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
+    from torchao.quantization.pt2e.quantizer import x86_inductor_quantizer as x86
+
+    example = (model.to_input(batches[0]),)
+    exported = torch.export.export(model.net, example,
+                                   dynamic_shapes=({0: torch.export.Dim("batch")},)).module()
+    quantizer = x86.X86InductorQuantizer()
+    quantizer.set_global(x86.get_default_x86_inductor_quantization_config())
+    prepared = prepare_pt2e(exported, quantizer)
+    with torch.no_grad():
+        for x in batches:
+            prepared(model.to_input(x))
+    inductor.freezing = True  # weights as constants: the int8 kernels prepack them
+    model.inference = torch.compile(convert_pt2e(prepared))
+    return model

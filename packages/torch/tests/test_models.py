@@ -23,6 +23,33 @@ def test_resnet50_buffers_and_features():
     assert np.isfinite(features).all() and (features >= 0).all()  # after a ReLU and the pool
 
 
+def test_resnet50_int8_is_pt2e_quantized_and_lowered_by_inductor():
+    """precision=int8: calibrate() observes the images through PT2E's x86 quantizer, converts
+    (every convolution's input quantized to uint8, its weight to int8 per channel) and hands
+    predict() Inductor's compiled module; its features are near, never equal to, fp32's."""
+    from bench_shared import reference, slots, weights
+
+    run = make_run("task=resnet50", "precision=int8")
+    bench_torch.setup(run)
+    model = resnet50.build_model(run)
+    slots.load_into(bench_torch, resnet50, "resnet50", model,
+                    weights.random_weights("resnet50", seed=0))
+    x = reference.distinct_images(2, seed=1)
+    fp32 = resnet50.predict(model, [x])
+    model = resnet50.calibrate(model, [reference.distinct_images(2, seed=2)])
+    graph = model.inference._orig_mod.graph  # torch.compile keeps the converted module
+    quantized = [n for n in graph.nodes if "quantize_per_channel" in str(n.target)
+                 or "quantize_per_tensor" in str(n.target)]
+    assert len(quantized) > 100
+    error = reference.relative_error(resnet50.predict(model, [x]), fp32)
+    assert 1e-3 < error < 0.3
+
+
+def test_int8_peak_is_onednn_s_quantized_linear():
+    bench_torch.setup(make_run("task=resnet50", "precision=int8"))
+    assert bench_torch.peak_flops("int8") > 0
+
+
 def test_resnet50_is_v1_stride_on_the_first_1x1():
     net = resnet50.ResNet50Features()
     block = net.stage2[0]

@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[3]
 
 
@@ -25,3 +27,19 @@ def test_readme_verify_command_from_the_repository_root():
     finally:
         for directory in made:
             shutil.rmtree(directory)
+
+
+def test_verify_int8_calibrates_and_agrees_with_the_reference(tmp_path):
+    """`verify --precision int8`: the worker calibrates on other images before predicting, and
+    the agreement with the float64 reference is within conf/precision/int8.yaml's tolerances."""
+    from bench_shared import worker
+    if not hasattr(worker, "calibration"):
+        pytest.skip("the worker does not call bench_shared.calibration: verify cannot calibrate")
+    proc = subprocess.run([sys.executable, "-m", "bench", "verify", "--frameworks", "torch",
+                           "--tasks", "resnet50", "--precision", "int8", "--out", str(tmp_path)],
+                          cwd=ROOT, capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    (check,) = json.loads((tmp_path / "verify.json").read_text())
+    assert check["status"] == "pass" and check["top1_agreement"] >= 0.5, check
+    # int8 rounds: an error far above fp32's 1e-7 shows the quantized model ran
+    assert 1e-3 < check["output_error"] <= 0.12, check

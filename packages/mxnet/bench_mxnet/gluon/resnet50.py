@@ -57,3 +57,4 @@ def slots(model):
 
 
 predict = loop.predict
+calibrate = loop.calibrate
