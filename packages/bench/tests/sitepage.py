@@ -9,7 +9,8 @@ from result_files import make_result
 
 from bench.tools import verify
 
-CPU_COLUMN = "Intel Xeon Gold 6148, 8 CPUs fp32"
+# every fixture run shares the hardware and precision: named once, not in the column labels
+SHARED = "Intel Xeon Gold 6148, 8 CPUs, fp32"
 
 # (framework, task, seconds, accuracy, status): known figures and every kind of cell
 RESULTS = [
@@ -81,3 +82,8 @@ class Tables(HTMLParser):
 
     def find(self, caption_part):
         return next(t for t in self.tables if caption_part in t["caption"])
+
+
+def body(table):
+    """A parsed table's body rows: those that start with a row heading."""
+    return [r for r in table["rows"] if r and r[0][2].get("scope") == "row"]

@@ -58,14 +58,16 @@ def section(text, heading):
 def test_agreement_section_per_framework_mean_and_range_over_seeds(tmp_path):
     text = run_report(write(tmp_path / "runs", agreement_runs()), tmp_path / "report")
     assert "## Agreement across frameworks" in text
-    cnn = parse_table(section(text, "### CNN Intel Xeon Gold 6148, 8 CPUs fp32, init=neutral"))
+    # the hardware, precision, preset and data every run shares: named once, in the legend
+    assert "All runs: Intel Xeon Gold 6148, 8 CPUs, fp32, data synthetic, preset smoke." in text
+    cnn = parse_table(section(text, "### CNN, init=neutral"))
     assert cnn["PyTorch"] == {"seeds": "3", "accuracy mean": "91.0 %",
                               "accuracy min – max": "90.0 % – 92.0 %",
                               "final loss mean": "0.320", "final loss min – max": "0.300 – 0.340",
                               "outside": ""}
     assert cnn["TensorFlow"]["accuracy mean"] == "90.0 %" and cnn["TensorFlow"]["outside"] == ""
     assert cnn["Keras"]["outside"] == "accuracy, loss"
-    rnn = parse_table(section(text, "### RNN "))
+    rnn = parse_table(section(text, "### RNN,"))
     assert rnn["TensorFlow"]["seeds"] == "2 (1 not ok)"  # the failed seed is no value
     assert rnn["TensorFlow"]["accuracy min – max"] == "85.5 % – 86.5 %"
     assert all(row["outside"] == "" for row in rnn.values())
@@ -75,7 +77,7 @@ def test_spread_across_frameworks_against_the_seed_noise(tmp_path):
     text = run_report(write(tmp_path / "runs", agreement_runs()), tmp_path / "report")
     summary = parse_table(section(text, "### Across frameworks against the seed noise"),
                           first_header="task")
-    cnn = summary["CNN Intel Xeon Gold 6148, 8 CPUs fp32, init=neutral"]
+    cnn = summary["CNN, init=neutral"]
     # means 91, 90, 82 %: 9 points apart; seed ranges 2, 2, 4 points: median 2
     assert cnn["accuracy across frameworks"] == "9.0 pt"
     assert cnn["accuracy seed noise"] == "2.0 pt"
@@ -84,7 +86,7 @@ def test_spread_across_frameworks_against_the_seed_noise(tmp_path):
     # final loss means 0.32, 0.33, 0.62; seed ranges 0.04 each
     assert (cnn["loss across frameworks"], cnn["loss seed noise"], cnn["loss ratio"]) == (
         "0.300", "0.040", "7.5×")
-    rnn = summary["RNN Intel Xeon Gold 6148, 8 CPUs fp32, init=neutral"]
+    rnn = summary["RNN, init=neutral"]
     assert rnn["frameworks"] == "3" and rnn["outside"] == "none"
     # means 86, 86, 86 %: within a point of each other, seed ranges 2, 1, 4 points
     assert rnn["accuracy seed noise"] == "2.0 pt"
@@ -108,15 +110,20 @@ def test_agreement_csv_one_row_per_framework_and_task(tmp_path):
 
 def test_init_modes_are_never_pooled(tmp_path):
     """Native-init runs of the same frameworks are a group of their own: the flag compares a
-    framework only with frameworks that started the way it did."""
-    native = [agreement_result("keras", "cnn", seed, (0.70 + seed / 100, 0.9), init="native")
-              for seed in range(3)]
-    text = run_report(write(tmp_path / "runs", agreement_runs() + native), tmp_path / "out")
+    framework only with frameworks that started the way it did; a group of one framework
+    agrees with nothing and is left out."""
+    native = [agreement_result(fw, "cnn", seed, (0.70 + seed / 100, 0.9), init="native")
+              for fw in ("keras", "torch") for seed in range(3)]
+    alone = [agreement_result("keras", "rnn", seed, (0.70 + seed / 100, 0.9), init="native")
+             for seed in range(3)]
+    text = run_report(write(tmp_path / "runs", agreement_runs() + native + alone),
+                      tmp_path / "out")
     summary = parse_table(section(text, "### Across frameworks against the seed noise"),
                           first_header="task")
     assert [(task.rsplit("=", 1)[1], row["frameworks"]) for task, row in summary.items()
-            if task.startswith("CNN")] == [("native", "1"), ("neutral", "3")]
-    cnn = summary["CNN Intel Xeon Gold 6148, 8 CPUs fp32, init=neutral"]
+            if task.startswith("CNN")] == [("native", "2"), ("neutral", "3")]
+    assert "RNN, init=native" not in summary
+    cnn = summary["CNN, init=neutral"]
     assert cnn["accuracy across frameworks"] == "9.0 pt"  # the native runs (70 %) left out
 
 
@@ -137,7 +144,7 @@ def test_rows_that_lack_the_task_are_left_out(tmp_path):
     runs = [r for r in agreement_runs() if r["config"]["framework"]["name"] != "keras"
             or r["config"]["task"]["name"] != "rnn"]
     text = run_report(write(tmp_path / "runs", runs + lacking), tmp_path / "out")
-    assert set(parse_table(section(text, "### RNN "))) == {"PyTorch", "TensorFlow"}
+    assert set(parse_table(section(text, "### RNN,"))) == {"PyTorch", "TensorFlow"}
 
 
 def test_the_agreement_tables_go_into_a_documentation_block(tmp_path):
@@ -150,5 +157,5 @@ def test_the_agreement_tables_go_into_a_documentation_block(tmp_path):
     assert command.main([str(runs), "--table", "agreement", "--into", str(page)]) == 0
     text = page.read_text()
     assert "stale" not in text and "## Agreement across frameworks" not in text
-    assert parse_table(section(text, "### CNN "))["Keras"]["outside"] == "accuracy, loss"
+    assert parse_table(section(text, "### CNN,"))["Keras"]["outside"] == "accuracy, loss"
     assert text.endswith("<!-- end bench report -->\n")

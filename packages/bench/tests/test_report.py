@@ -35,8 +35,9 @@ BASELINE = [
     ("tensorflow", "rnn", 22.0, 0.850, "ok", "gpu"),  # now failed
     ("tensorflow", "cnn", 60.0, 0.770, "ok", "gpu"),  # now 57: faster
 ]
-CPU_COLUMN = "Intel Xeon Gold 6148, 8 CPUs fp32"
-GPU_COLUMN = f"{P100} fp32"
+# every run is fp32: the precision is named once, below the table, not in each column
+CPU_COLUMN = "Intel Xeon Gold 6148, 8 CPUs"
+GPU_COLUMN = P100
 
 
 def write_results(directory: Path, specs):
@@ -72,15 +73,21 @@ def test_markdown_table_has_the_seeds_layout_with_known_cells(current, tmp_path)
         f"RNN {GPU_COLUMN}": "16.0 (n=1) · 85.5 %", f"RNN {GPU_COLUMN} ×": "1.00",
     }
     assert table["TensorFlow"] == {
-        f"CNN {CPU_COLUMN}": "—", f"CNN {CPU_COLUMN} ×": "",  # unsupported
+        f"CNN {CPU_COLUMN}": "", f"CNN {CPU_COLUMN} ×": "",  # unsupported: left out
         f"CNN {GPU_COLUMN}": "57.0 (n=1) · 77.1 %", f"CNN {GPU_COLUMN} ×": "1.12",  # 57 / 51
         f"ResNet-50 {GPU_COLUMN}": "", f"ResNet-50 {GPU_COLUMN} ×": "",  # not run
         f"RNN {GPU_COLUMN}": "failed", f"RNN {GPU_COLUMN} ×": "",
     }
-    assert "All runs: data synthetic, preset full." in text
-    # hyperfine's sentence, with the range the runs allow (51 vs 57; 50-54 vs 57)
-    assert (f"PyTorch ran 1.12× (1.06–1.14) faster than TensorFlow on CNN ({GPU_COLUMN})"
+    assert "All runs: fp32, data synthetic, preset full." in text
+    # hyperfine's sentence; one run on a side: the ratio has no interval, and says so
+    assert (f"PyTorch ran 1.12× faster than TensorFlow on CNN {GPU_COLUMN} (n=1: no interval)"
             in text)
+    # the legend names what the table shows, and only that
+    legend = text.split("\n\n")[0]
+    assert "failed: the run failed" in legend
+    assert "blank: not run, or refused before running (unsupported; `--status all` shows " \
+           "them)" in legend
+    assert "DenseNet" not in legend and "invalid:" not in legend and "—:" not in legend
 
 
 def test_csv_has_one_flat_row_per_run(current, tmp_path):
@@ -107,7 +114,7 @@ def test_png_charts_show_the_medians(current, tmp_path):
     assert command.main([str(current), "--out", str(out)]) == 0
     for task in ("cnn", "resnet50", "rnn"):
         assert (out / f"{task}.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n", task
-    grid = Grid(collect([current]))
+    grid = Grid(collect([current], every=True))  # refused runs too (`--status all`)
     axes = charts.task_figure(grid, "cnn").axes[0]
     heights = {(bars.get_label(), round(bar.get_x() + bar.get_width() / 2, 3)): bar.get_height()
                for bars in axes.containers if isinstance(bars, BarContainer) for bar in bars}
@@ -132,7 +139,8 @@ def test_baseline_flags_slower_less_accurate_and_failed(current, tmp_path):
              if line.startswith(("| PyTorch", "| TensorFlow"))]
     cells = {tuple(c.strip() for c in line.split("|")[1:4]):
              [c.strip() for c in line.split("|")[4:-1]] for line in lines}
-    assert len(cells) == len(lines) == 7  # 4 in both, 3 in the current results only
+    # 4 in both, 2 in the current results only (the unsupported one is left out)
+    assert len(cells) == len(lines) == 6
     assert cells[("PyTorch", "CNN", GPU_COLUMN)] == [
         "45.5 (45.0–46.0, n=2) · 80.1 %", "51.0 (50.0–54.0, n=3) · 77.6 %",
         "0.89× (0.83–0.92)", "-2.5", "**slower, less accurate**"]
@@ -197,7 +205,7 @@ def test_reference_data_file_is_specs_table():
 def test_unreadable_result_files_are_skipped(current, tmp_path, capsys):
     (current / "broken").mkdir()
     (current / "broken" / "result.json").write_text("{not json")
-    assert len(collect([current])) == len(CURRENT)
+    assert len(collect([current], every=True)) == len(CURRENT)
     assert "skipping" in capsys.readouterr().err
 
 
@@ -217,7 +225,8 @@ def test_configurations_differing_in_an_option_get_rows_of_their_own(tmp_path):
         (d / "result.json").write_text(json.dumps(r))
     grid = Grid(collect([tmp_path]))
     assert grid.rows == ["PyTorch [compile=False]", "PyTorch [compile=True]"]
-    summary = grid.cells[("PyTorch [compile=True]", "resnet50", GPU_COLUMN)].summary(grid.metric)
+    # one hardware and precision: the columns need no label
+    summary = grid.cells[("PyTorch [compile=True]", "resnet50", "")].summary(grid.metric)
     assert summary.median == 3.5
 
 

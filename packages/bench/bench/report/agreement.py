@@ -2,8 +2,9 @@
 
 Read from the runs that `python -m bench -m comparison=agreement` leaves (every framework x
 cnn, rnn x seeds, init=neutral), but computed for any training configuration run with two or
-more seeds. Per framework and task (one report column, one init mode): the final test accuracy
-and the final training loss (the last epoch's mean), their mean and range (min-max) over
+more seeds, in a group (task, column, init) of two frameworks or more: one framework alone
+agrees with nothing. Per framework and task (one report column, one init mode): the final test
+accuracy and the final training loss (the last epoch's mean), their mean and range (min-max) over
 seeds. Per task: the spread across frameworks (max - min of the frameworks' means) against
 the seed noise (the median over frameworks of their own min-max range over seeds).
 
@@ -19,8 +20,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
-from .collection import Grid
-from .tables import markdown_table, title
+from .collection import Grid, uniform_text
+from .tables import heading as column_heading
+from .tables import markdown_table
 
 METRICS = ("accuracy", "loss")
 
@@ -102,14 +104,17 @@ class Group:
 
 
 def groups(grid: Grid):
-    """The agreement groups of a report's runs: training configurations only, and only when
-    some configuration holds two seeds or more (else the section is left out: [])."""
+    """The agreement groups of a report's runs: training configurations only, groups of two
+    frameworks or more, and only when some configuration holds two seeds or more (else the
+    section is left out: [])."""
     found = {}
     for c in grid.configurations:
         if c.first.kind != "train" or c.status == "unsupported":  # rows that lack the task
             continue
         entry = Entry(c.row, c.task, c.column, init_mode(c.first), c.runs)
         found.setdefault((c.task, c.column, entry.init), []).append(entry)
+    found = {key: entries for key, entries in found.items()
+             if len({e.runs[0].framework for e in entries if e.values["accuracy"]}) > 1}
     if not any(len(e.seeds) > 1 for entries in found.values() for e in entries):
         return []
     result = []
@@ -118,6 +123,10 @@ def groups(grid: Grid):
         group.judge()
         result.append(group)
     return sorted(result, key=lambda g: (g.task, g.column, g.init))
+
+
+def _where(group):
+    return column_heading(group.task, group.column)
 
 
 def _accuracy(x):
@@ -143,25 +152,31 @@ def _ratio(across, noise):
     return f"{across / noise:.1f}×"
 
 
+NEUTRAL = (" init=neutral: every framework starts from the same NumPy-drawn weights on the "
+           "same batch order; dropout masks stay each framework's own.")
 LEGEND = ("Final test accuracy and final training loss (the last epoch's mean) per framework: "
           "mean and range (min – max) over seeds. Outside: the framework's mean lies outside "
           "the pooled range of every seed of the other frameworks in the same table (its own "
           "seeds left out; not judged when the others have fewer than two runs). Across "
           "frameworks: max – min of the frameworks' means; seed noise: the median over "
-          "frameworks of their own range over seeds. init=neutral: every framework starts from "
-          "the same NumPy-drawn weights on the same batch order; dropout masks stay each "
-          "framework's own.")
+          "frameworks of their own range over seeds.")
 
 
-def markdown(found, heading=True) -> str:
+def markdown(found, heading=True, shared=None) -> str:
     """The section; heading=False leaves out its `##` line (a documentation block under a
-    heading of its own, `report --into FILE --table agreement`)."""
+    heading of its own, `report --into FILE --table agreement`); `shared`: the settings every
+    run shares (the grid's `uniform`), named once."""
     if not found:
         return ""
-    text = ("## Agreement across frameworks\n\n" if heading else "") + LEGEND + "\n"
+    text = ("## Agreement across frameworks\n\n" if heading else "") + LEGEND
+    if any(g.init == "neutral" for g in found):
+        text += NEUTRAL
+    if shared:
+        text += f" All runs: {uniform_text(shared)}."
+    text += "\n"
     summary = []
     for g in found:
-        text += f"\n### {title(g.task)} {g.column}, init={g.init}\n\n"
+        text += f"\n### {_where(g)}, init={g.init}\n\n"
         if g.task == "densenet":
             text += "Accuracy here: the mean ROC-AUC over the 14 labels.\n\n"
         rows = []
@@ -175,7 +190,7 @@ def markdown(found, heading=True) -> str:
         text += markdown_table(["framework", "seeds", "accuracy mean", "accuracy min – max",
                                 "final loss mean", "final loss min – max", "outside"],
                                rows) + "\n"
-        summary.append([f"{title(g.task)} {g.column}, init={g.init}", str(len(g.entries)),
+        summary.append([f"{_where(g)}, init={g.init}", str(len(g.entries)),
                         _points(g.across("accuracy")), _points(g.seed_noise("accuracy")),
                         _ratio(g.across("accuracy"), g.seed_noise("accuracy")),
                         _loss(g.across("loss")), _loss(g.seed_noise("loss")),

@@ -8,7 +8,7 @@ from pathlib import Path
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from .collection import Grid
+from .collection import Grid, uniform_text
 from .tables import NOT_OK, number, percent, title
 
 
@@ -43,8 +43,8 @@ def task_figure(grid: Grid, task) -> Figure:
             high.append(summary.high - summary.median)
             notes.append(number(summary.median) + (f"\n{percent(c.accuracy)}"
                                                if c.accuracy is not None else ""))
-        bars = axes.bar(xs, heights, width, yerr=[low, high], capsize=3, label=column,
-                        color=f"C{j}")
+        bars = axes.bar(xs, heights, width, yerr=[low, high], capsize=3,
+                        label=column or "_nolegend_", color=f"C{j}")
         axes.bar_label(bars, notes, fontsize=7, padding=2)
     axes.set_xlim(-0.5, len(rows) - 0.5)  # every row, also one with no bar at all
     axes.set_xticks(range(len(rows)), rows, rotation=20 if len(rows) > 4 else 0, ha="right"
@@ -52,9 +52,11 @@ def task_figure(grid: Grid, task) -> Figure:
     better = "higher" if grid.metric.higher_is_better else "lower"
     axes.set_ylabel(f"{grid.metric.title}, {grid.metric.unit(kind or 'train')} "
                     f"({better} is better)")
-    axes.set_title(title(task) + "".join(f", {k} {v}" for k, v in grid.uniform.items()))
+    shared = uniform_text(grid.uniform)
+    axes.set_title(title(task) + (f", {shared}" if shared else ""))
     axes.margins(y=0.2)
-    axes.legend(fontsize=8)
+    if any(columns):  # what tells the bars apart, where anything does
+        axes.legend(fontsize=8)
     return figure
 
 

@@ -5,7 +5,14 @@ A configuration is the composed config (less what only says where files live or 
 fetched) on one kind of hardware. The table places it by framework (row), task and
 hardware/precision (column); any other setting that differs between configurations that
 would share a cell (a framework option, a task hyperparameter) is added to the row's name.
+What every configuration shares (the hardware, the precision, the preset, the data) is named
+once, in the table's `uniform` settings, and not in every column's label.
+
+A report reads the runs that ran (ok, failed, invalid); runs a signal cut short and runs
+refused before any worker started (unsupported, not_installed) are left out unless asked for,
+and the report says how many it left out.
 """
+import collections
 import datetime
 import json
 import re
@@ -36,9 +43,15 @@ INCIDENTAL = ("seed", "sweep", "redo", "comparison", "framework.python", "framew
 # keys with their own place in the table (row, task, column)
 PLACED = ("framework.name", "task.name", "task.kind", "task.dataset", "device.name",
           "precision.name", "preset.name", "data.name")
+# the statuses of runs refused before any worker started: no measurement, left out of a
+# report's tables unless asked for (`report --status all`)
+REFUSED = ("unsupported", "not_installed")
+RAN = ("ok", "failed", "invalid")  # what a report shows by default (and `interrupted` if asked)
+# an RFC 3339 date-time, as result.schema.json's `format: date-time` means it
+DATE_TIME = re.compile(r"^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$")
 
 
-def _matches(key, prefixes):
+def matches(key, prefixes):
     return any(key == p or key.startswith(p + ".") for p in prefixes)
 
 
@@ -95,7 +108,7 @@ class Result:
         flat.update({f"framework.options.{k}": v for k, v in tuning.get("options", {}).items()})
         flat.update({f"framework.env.{k}": v for k, v in tuning.get("env", {}).items()})
         identity = tuple(sorted((k, json.dumps(v, sort_keys=True)) for k, v in flat.items()
-                                if not _matches(k, INCIDENTAL)))
+                                if not matches(k, INCIDENTAL)))
         return cls(path=path, result=result, status=result["status"], task=c["task"]["name"],
                    kind=kind, framework=c["framework"]["name"],
                    display_name=c["framework"].get("display_name") or c["framework"]["name"],
@@ -103,8 +116,29 @@ class Result:
                    precision=c["precision"]["name"], preset=c["preset"]["name"],
                    data=c["data"]["name"], hostname=host.get("hostname") or "",
                    identity=identity, accuracy=result.get("accuracy"),
-                   date=result.get("finished") or _modified(path),
+                   date=_checked_dates(result) or _modified(path),
                    commit=host.get("git_commit") or "")
+
+
+def _checked_dates(result):
+    """The result's `finished` (ISO 8601), after checking it and `started` as the schema's
+    date-time format; ValueError in record.problem's words for one that is not (a history is
+    ordered by it: a date in another format would sort wrong)."""
+    for key in ("started", "finished"):
+        value = result.get(key)
+        if value is None:
+            continue
+        try:
+            valid = bool(DATE_TIME.match(value)) and bool(
+                datetime.datetime.fromisoformat(value.replace("Z", "+00:00").replace(
+                    "z", "+00:00")))
+        except (TypeError, ValueError):
+            valid = False
+        if not valid:
+            shown = json.dumps(value, default=str)
+            raise ValueError(f"{key}: {shown[:60]} is not valid (format: \"date-time\", e.g. "
+                             f"2026-12-02T10:00:00+00:00)")
+    return result.get("finished")
 
 
 def _modified(path):
@@ -128,18 +162,52 @@ def result_files(paths):
             raise FileNotFoundError(f"{path}: no such file or directory")
 
 
-def collect(paths, interrupted=False):
-    """The runs of every result file found; unreadable files are reported and left out, and so
-    are runs a signal cut short unless `interrupted`."""
+def read(paths):
+    """The runs of every result file found, whatever their status; unreadable files are
+    reported (one bounded line each) and left out."""
     runs = []
     for path in result_files(paths):
         try:
-            run = Result.from_result(path, record.load(path))
-            if run.status != "interrupted" or interrupted:
-                runs.append(run)
+            runs.append(Result.from_result(path, record.load(path)))
         except (OSError, ValueError) as exc:  # one bounded line: the file and the field
             print(f"report: skipping {path}: {str(exc)[:200]}", file=sys.stderr)
     return runs
+
+
+def wanted_statuses(interrupted=False, every=False):
+    """The statuses a report shows: RAN, `interrupted` when asked, every one with `every`."""
+    if every:
+        return RAN + ("interrupted",) + REFUSED
+    return RAN + (("interrupted",) if interrupted else ())
+
+
+def select(runs, statuses):
+    """(the runs whose status is in `statuses`, Counter of the others' statuses)."""
+    kept = [r for r in runs if r.status in statuses]
+    return kept, collections.Counter(r.status for r in runs if r.status not in statuses)
+
+
+def left_out_text(left_out) -> str:
+    """`1 interrupted run (--interrupted includes it), 2 refused (1 unsupported, 1
+    not_installed; --status all includes them)`, or ""."""
+    parts = []
+    if left_out.get("interrupted"):
+        n = left_out["interrupted"]
+        parts.append(f"{n} interrupted run{'s' if n > 1 else ''} (--interrupted includes "
+                     f"{'them' if n > 1 else 'it'})")
+    refused = {s: left_out[s] for s in REFUSED if left_out.get(s)}
+    if refused:
+        counts = ", ".join(f"{n} {s}" for s, n in refused.items())
+        parts.append(f"{sum(refused.values())} refused before running ({counts}; --status all "
+                     f"includes them)")
+    return ", ".join(parts)
+
+
+def collect(paths, interrupted=False, every=False):
+    """The runs of every result file found that a report shows (RAN; runs a signal cut short
+    with `interrupted`; every status with `every`); unreadable files are reported and left
+    out."""
+    return select(read(paths), wanted_statuses(interrupted, every))[0]
 
 
 def _median(values):
@@ -220,16 +288,19 @@ class Grid:
     runs: list
     by_host: bool = False
     metric_name: str = "auto"  # metrics.CHOICES: what the cells show
+    left_out: dict = field(default_factory=dict)  # status -> runs of it not in the grid
     configurations: list = field(init=False)
     rows: list = field(init=False)
     columns: dict = field(init=False)  # task -> [column labels]
     cells: dict = field(init=False)  # (row, task, column) -> Configuration
-    uniform: dict = field(init=False)  # preset/data/host shared by every column
+    uniform: dict = field(init=False)  # hardware/precision/preset/data/host every column shares
     display_names: dict = field(init=False)  # row -> the framework's display name
     metric: Metric = field(init=False)
 
     def __post_init__(self):
-        self.metric = headline({r.preset for r in self.runs}, self.metric_name)
+        trained = [r for r in self.runs if r.kind == "train" and r.status == "ok"]
+        steady = not trained or any(steady_state(r) for r in trained)
+        self.metric = headline({r.preset for r in self.runs}, self.metric_name, steady)
         self.configurations = group(self.runs, self.by_host)
         self._label_columns()
         self._label_rows()
@@ -241,21 +312,29 @@ class Grid:
         self.columns = {t: sorted({c.column for c in self.configurations if c.task == t})
                         for t in tasks}
 
+    def ordered(self):
+        """The configurations in the table's order: rows, then tasks, then columns."""
+        rows = {row: i for i, row in enumerate(self.rows)}
+        tasks = {task: i for i, task in enumerate(self.columns)}
+        return sorted(self.configurations, key=lambda c: (rows[c.row], tasks[c.task],
+                                                          self.columns[c.task].index(c.column)))
+
     def _column_parts(self, c):
         run = c.first
-        parts = {"preset": run.preset, "data": run.data}
+        parts = {"hardware": run.hardware, "precision": run.precision, "data": run.data,
+                 "preset": run.preset}
         if self.by_host:
             parts["host"] = run.hostname
         return parts
 
     def _label_columns(self):
         parts = [self._column_parts(c) for c in self.configurations]
-        names = {k for p in parts for k in p}
-        varying = {k for k in names if len({p[k] for p in parts}) > 1}
-        self.uniform = {k: parts[0][k] for k in sorted(names - varying)} if parts else {}
+        names = list(dict.fromkeys(k for p in parts for k in p))  # _column_parts' order
+        varying = [k for k in names if len({p[k] for p in parts}) > 1]
+        self.uniform = {k: parts[0][k] for k in names if k not in varying} if parts else {}
         for c, p in zip(self.configurations, parts):
-            extra = [p[k] if k == "host" else f"{k}={p[k]}" for k in sorted(varying)]
-            c.column = " ".join([c.first.hardware, c.first.precision, *extra])
+            c.column = " ".join(p[k] if k in ("hardware", "precision", "host") else
+                                f"{k}={p[k]}" for k in varying)
 
     def _label_rows(self):
         # keys that differ between configurations that would otherwise share a cell
@@ -266,7 +345,7 @@ class Grid:
             if len(members) < 2:
                 continue
             values = [dict(m.first.identity) for m in members]
-            keys = {k for v in values for k in v if not _matches(k, PLACED)}
+            keys = {k for v in values for k in v if not matches(k, PLACED)}
             variant_keys.setdefault(framework, set()).update(
                 k for k in keys if len({v.get(k) for v in values}) > 1)
         frameworks = {}  # display name -> framework names: two frameworks, two rows
@@ -284,3 +363,20 @@ class Grid:
 
 def _show(value_json):
     return "-" if value_json is None else str(json.loads(value_json))
+
+
+def steady_state(run: Result) -> bool:
+    """Whether a training run measured a steady state (two epochs or more); an inference run,
+    and a result from before the flag, count as having one."""
+    if run.kind != "train":
+        return True
+    return (run.result.get("stats") or {}).get("steady_state_measured", True) is not False
+
+
+def uniform_text(uniform) -> str:
+    """`Intel Xeon Gold 6148, 8 CPUs, fp32, data synthetic, preset smoke`: what every run of a
+    table shares, named once."""
+    parts = []
+    for key, value in uniform.items():
+        parts.append(value if key in ("hardware", "precision") else f"{key} {value}")
+    return ", ".join(parts)

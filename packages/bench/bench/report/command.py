@@ -3,16 +3,25 @@ alone.
 
 Writes into --out (default results/reports/<time>/): report.md (DeepLearningFrameworks' table:
 framework rows; per task one column per hardware/precision found, each with how many times
-slower than its fastest row; then hyperfine-style sentences), report.json (the same as data,
-report.schema.json), results.csv (one flat row per run) and <task>.png (bar charts), and prints
-report.md. It adds what the results allow: agreement across frameworks (seeds), data-parallel
-scaling, host against host, a baseline's verdicts, the 2018 figures, a history. With --into FILE
-it writes only the main table (or --table agreement's), into FILE's block marked with the same
-arguments: the tables of the documentation, regenerated from committed result files
-(docs/reports.md).
+slower than its fastest row and the ratio's interval; its warnings; hyperfine-style
+sentences; the time-to-target table), report.json (the same as data, report.schema.json),
+results.csv (one flat row per run), <task>.png (bar charts) and curves_<task>.png (learning
+curves), and prints report.md. It adds what the results allow: a second axis within one
+framework against its baseline value (precision, tuned, an option), agreement across
+frameworks (seeds), data-parallel scaling, host against host, a baseline's verdicts, the 2018
+figures, a history (history.md). The directory is written whole: every file is made aside,
+then moved in under the directory's lock, and the files of an earlier report that this one
+does not write are removed. With --into FILE it writes only the main table (or --table
+agreement's), into FILE's block marked with the same arguments: the tables of the
+documentation, regenerated from committed result files (docs/reports.md).
 """
 import argparse
+import contextlib
+import json
+import math
+import shutil
 import sys
+import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,6 +30,7 @@ from .. import files
 from ..console import subcommand
 from . import (
     agreement,
+    axes,
     baseline,
     document,
     history,
@@ -30,12 +40,34 @@ from . import (
     reference_2018,
     scaling,
     tables,
+    warn,
 )
-from .collection import Grid, collect
+from .collection import Grid, collect, left_out_text, read, select, wanted_statuses
 
 EPILOG = """\
-exit status: 0; 1 when the baseline comparison flags something; 2 a bad command line or no
-result files."""
+exit status: 0; 1 when the baseline comparison flags something; 2 a bad command line, no
+result files, or an output that cannot be written."""
+MANIFEST = ".report-files"  # the files the last report wrote into its directory
+
+
+def _fraction(text):
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not math.isfinite(value) or value < 0:
+        raise argparse.ArgumentTypeError(f"{text}: a finite fraction, 0 or more (0.05 = 5 %)")
+    return value
+
+
+def _count(text):
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text}: 1 or more")
+    return value
 
 
 def parser():
@@ -43,7 +75,9 @@ def parser():
         prog="python -m bench report", epilog=EPILOG,
         description="Tables, charts and the HTML page from result.json files alone: one row "
                     "per framework, per task one column per hardware and precision. Repeated "
-                    "runs of one configuration are one cell (median ± half the range).")
+                    "runs of one configuration are one cell (median, spread, count); every "
+                    "ratio has its 95 % interval; a configuration below its quality target "
+                    "or at chance is never ranked faster.")
     p.add_argument("paths", nargs="*", metavar="PATH",
                    help="result.json files, or directories searched for them")
     p.add_argument("--out", metavar="DIR",
@@ -51,20 +85,27 @@ def parser():
                         "results/reports/<time>)")
     p.add_argument("--metric", choices=metrics.CHOICES, default="auto",
                    help="what the cells show: steady-state throughput, total time, throughput "
-                        "over every epoch, the first epoch's time, or the host utilisation "
-                        "(achieved FLOP/s over `python -m bench peak`'s; auto: total time when "
-                        "every run is preset=full, else steady)")
-    p.add_argument("--baseline", nargs="+", action="extend", default=[], metavar="PATH",
+                        "over every epoch, the first epoch's time, the host utilisation "
+                        "(achieved FLOP/s over `python -m bench peak`'s), or the time to the "
+                        "task's quality target (training tasks); auto: total time when every "
+                        "run is preset=full, else steady (throughput when no run has a steady "
+                        "state)")
+    p.add_argument("--status", choices=("ran", "all"), default="ran",
+                   help="the runs the tables show: ran (default: ok, failed, invalid) or all "
+                        "(also the runs refused before starting, unsupported and "
+                        "not_installed, and interrupted runs)")
+    p.add_argument("--baseline", action="append", default=[], metavar="PATH",
                    help="judge every configuration against these results: slower, less "
-                        "accurate, or no longer ok (see --min-change, --accuracy-drop)")
-    p.add_argument("--min-change", "--slower", type=float, default=0.05, metavar="X",
+                        "accurate, or no longer ok (see --min-change, --accuracy-drop); once "
+                        "per path (--baseline A --baseline B)")
+    p.add_argument("--min-change", "--slower", type=_fraction, default=0.05, metavar="X",
                    dest="min_change",
                    help="a change (baseline, host against host, history) is real when the "
                         "median moved by more than this fraction and the runs do not overlap "
                         "(default 0.05)")
-    p.add_argument("--min-runs", type=int, default=2, metavar="N",
+    p.add_argument("--min-runs", type=_count, default=2, metavar="N",
                    help="runs each side needs before a change is judged (default 2)")
-    p.add_argument("--accuracy-drop", type=float, default=0.02, metavar="X",
+    p.add_argument("--accuracy-drop", type=_fraction, default=0.02, metavar="X",
                    help="with --baseline: accuracy this much lower, the runs not overlapping, "
                         "is flagged (default 0.02 = 2 points)")
     p.add_argument("--reference", action="store_true",
@@ -84,16 +125,17 @@ def parser():
                         "alone)")
     p.add_argument("--no-code", action="store_true",
                    help="with --html: the results alone, without the code view")
-    p.add_argument("--verify", nargs="+", action="extend", default=[], metavar="PATH",
-                   help="with --html: verify.json files (or `bench verify` output directories)")
+    p.add_argument("--verify", action="append", default=[], metavar="PATH",
+                   help="with --html: a verify.json file (or `bench verify` output directory); "
+                        "once per path")
     p.add_argument("--into", metavar="FILE",
-                   help="only put one table (its legend and the table; see --table) into FILE, "
-                        "between the line `<!-- bench report: <this command's other "
-                        "arguments> -->` and the line `<!-- end bench report -->`; nothing "
-                        "else is written")
+                   help="only put one table (its legend, the table and its warnings; see "
+                        "--table) into FILE, between the line `<!-- bench report: <this "
+                        "command's other arguments> -->` and the line `<!-- end bench report "
+                        "-->`; nothing else is written")
     p.add_argument("--table", choices=("main", "agreement"), default="main",
                    help="with --into: the main table (default), or the agreement section's "
-                        "tables (runs of two seeds or more)")
+                        "tables (runs of two seeds or more, two frameworks or more)")
     return p
 
 
@@ -107,27 +149,58 @@ class Report:
     host_pairs: list = field(default_factory=list)
     history: list = None  # with --history
     reference: object = None  # with --reference
+    warnings: list = field(default_factory=list)  # the main table's, one line each
+    to_target: Grid = None  # the time-to-target table's grid, where runs have targets
+    settings: list = field(default_factory=list)  # bench.report.axes' comparisons
+    left_out: dict = field(default_factory=dict)  # status -> runs left out of the tables
+    every_run: list = field(default_factory=list)  # every run read: results.csv's rows
 
     @property
     def flagged(self):
         return [f for f in self.findings or () if f.flagged]
 
 
-def build(args) -> Report:
-    found = collect(args.paths, args.interrupted)
+def runs_of(args, paths=None):
+    """(The runs the report shows, by --status and --interrupted; Counter of the statuses of
+    those it left out; every run read); a ValueError saying why when it shows none."""
+    paths = args.paths if paths is None else paths
+    found = read(paths)
     if not found:
-        raise ValueError(f"no result.json found in {' '.join(args.paths)}")
-    if args.min_runs < 1 or args.min_change < 0:
-        raise ValueError("--min-runs must be 1 or more and --min-change 0 or more")
-    grid = Grid(found, by_host=args.by_host, metric_name=args.metric)
+        raise ValueError(f"no result.json found in {' '.join(paths)}")
+    kept, left_out = select(found, wanted_statuses(args.interrupted, args.status == "all"))
+    if args.metric == "time_to_target":
+        trained = [r for r in kept if r.kind == "train"]
+        if kept and not trained:
+            raise ValueError("--metric time_to_target ranks training runs; these results "
+                             "hold inference runs only")
+        kept = trained
+    if not kept:
+        raise ValueError(f"no result to report in {' '.join(paths)}: left out "
+                         f"{left_out_text(left_out)}")
+    if left_out:
+        print(f"report: left out {left_out_text(left_out)}", file=sys.stderr)
+    return kept, left_out, found
+
+
+def build(args) -> Report:
+    found, left_out, every_run = runs_of(args)
+    grid = Grid(found, by_host=args.by_host, metric_name=args.metric, left_out=dict(left_out))
     reference = reference_2018.load() if args.reference else None
-    text = main_table(grid, reference)
+    lines = warn.warnings(grid)
+    text = main_table(grid, reference, lines)
     sentences = tables.comparisons_markdown(grid)
     if sentences:
         text += "\n" + sentences
+    report = Report(text, grid, reference=reference, warnings=lines, left_out=dict(left_out),
+                    every_run=every_run)
+    report.to_target = tables.time_to_target_grid(grid)
+    if report.to_target is not None:
+        report.text += "\n" + tables.time_to_target_markdown(grid)
+    report.settings = axes.pairs(grid)
+    if report.settings:
+        report.text += "\n" + axes.markdown(report.settings, grid.metric)
     if reference:
-        text += reference_2018.markdown_section(grid, reference)
-    report = Report(text, grid, reference=reference)
+        report.text += reference_2018.markdown_section(grid, reference)
     report.host_pairs = host_comparison.pairs(grid, args.min_change, args.min_runs)
     if report.host_pairs:
         report.text += "\n" + host_comparison.markdown(report.host_pairs, grid.metric,
@@ -137,9 +210,9 @@ def build(args) -> Report:
         report.text += "\n" + scaling.markdown(scaled)
     agreeing = agreement.groups(grid)
     if agreeing:
-        report.text += "\n" + agreement.markdown(agreeing)
+        report.text += "\n" + agreement.markdown(agreeing, shared=grid.uniform)
     if args.baseline:
-        old = collect(args.baseline)
+        old = collect(args.baseline, every=args.status == "all")
         if not old:
             raise ValueError(f"no result.json found in the baseline {' '.join(args.baseline)}")
         report.findings = baseline.compare(
@@ -153,26 +226,29 @@ def build(args) -> Report:
     return report
 
 
-def main_table(grid, reference=None):
-    """The legend and the table (with the 2018 columns when `reference` is loaded)."""
-    return tables.markdown(grid, reference_2018.extra_columns(grid, reference)
-                           if reference else None)
+def main_table(grid, reference=None, lines=None):
+    """The legend, the table (with the 2018 columns when `reference` is loaded) and its
+    warnings (`lines`; by default bench.report.warn's for the grid)."""
+    table = tables.markdown(grid, reference_2018.extra_columns(grid, reference)
+                            if reference else None)
+    found = warn.markdown(warn.warnings(grid) if lines is None else lines)
+    return table + ("\n" + found if found else "")
 
 
 def into_file(args, argv):
     """Replace, in args.into, the block whose marker records this command's arguments (argv
     less --into FILE) with the legend and the main table (or --table's); the file's path."""
     path = Path(args.into)
+    into.check_writable(path)
     lines, starts = into.blocks(path, into.marker_arguments(argv))
-    found = collect(args.paths, args.interrupted)
-    if not found:
-        raise ValueError(f"no result.json found in {' '.join(args.paths)}")
-    grid = Grid(found, by_host=args.by_host, metric_name=args.metric)
+    found, left_out, _ = runs_of(args)
+    grid = Grid(found, by_host=args.by_host, metric_name=args.metric, left_out=dict(left_out))
     if args.table == "agreement":
-        table = agreement.markdown(agreement.groups(grid), heading=False)
+        table = agreement.markdown(agreement.groups(grid), heading=False, shared=grid.uniform)
         if not table:
             raise ValueError(f"--table agreement: no training configuration in "
-                             f"{' '.join(args.paths)} has two seeds or more")
+                             f"{' '.join(args.paths)} has two seeds or more in a group of "
+                             f"two frameworks or more")
     else:
         table = main_table(grid, reference_2018.load() if args.reference else None)
     into.replace(path, lines, starts, table)
@@ -187,6 +263,16 @@ def html_page(args, report):
     if out.exists() and not out.is_dir():
         raise ValueError(f"--html {out} is a file; --html names the directory that gets "
                          f"index.html")
+    if report is None:
+        if args.no_code:
+            raise ValueError("--html with --no-code and no result files would be an empty "
+                             "page; give the result files or directories to show")
+        holding = next((p for p in out.rglob("result.json") if p.is_file()), None) \
+            if out.is_dir() else None
+        if holding is not None:
+            raise ValueError(f"--html {out}: that directory holds result files ({holding}), "
+                             f"and no PATH was given, so the page would hold the code alone; "
+                             f"to report them: python -m bench report {out} --html {out}")
     page = site.build(report, args.verify, charts=not args.no_charts, code=not args.no_code)
     try:
         path = site.write(out, page)
@@ -195,6 +281,61 @@ def html_page(args, report):
                          f"({exc.strerror or exc})") from None
     print(f"report: {path} ({path.stat().st_size / 1024:.0f} KiB)")
     return path
+
+
+def write_files(args, report, aside: Path):
+    """Every file of the report, into the directory `aside`."""
+    grid = report.grid
+    files.write_text(aside / "report.md", report.text)
+    files.write_json(aside / "report.json", document.build(
+        grid, args.paths, report.findings, report.host_pairs, report.history,
+        warnings=report.warnings, to_target=report.to_target, settings=report.settings,
+        left_out=report.left_out))
+    # every run read, whatever the tables show: one row each, with its status
+    tables.write_csv(report.every_run or grid.runs, aside / "results.csv",
+                     scaling.efficiency_of(grid))
+    agreeing = agreement.groups(grid)
+    if agreeing:
+        agreement.write_csv(agreeing, aside / "agreement.csv")
+    if report.history is not None:
+        files.write_text(aside / "history.md",
+                         history.markdown(report.history, grid.metric, args.min_runs))
+        history.write_csv(report.history, aside / "history.csv")
+    if not args.no_charts:
+        from . import curves
+        from .charts import write_charts  # matplotlib: only when charts are wanted
+
+        write_charts(grid, aside)
+        curves.write_charts(grid, aside, tables.uniform_text(grid.uniform))
+        if report.history:
+            history.write_charts(report.history, grid.metric, aside)
+
+
+def write_whole(out: Path, make):
+    """Write a report's files into `out` whole: `make(directory)` writes them into a directory
+    of their own beside the others, then, holding `out`'s lock, they replace the files of the
+    report before and those that report wrote and this one does not are removed. Two reports
+    into one directory at once leave one report's files, never a mixture."""
+    out.mkdir(parents=True, exist_ok=True)
+    aside = Path(tempfile.mkdtemp(prefix=".report-", dir=out))
+    try:
+        make(aside)
+        written = sorted(p.name for p in aside.iterdir() if p.is_file())
+        with files.locked(out / ".report", waiting="(another report writing there)"):
+            manifest = out / MANIFEST
+            try:
+                before = json.loads(manifest.read_text())
+            except (OSError, ValueError):
+                before = []
+            for name in before if isinstance(before, list) else []:
+                if isinstance(name, str) and name not in written and "/" not in name:
+                    with contextlib.suppress(OSError):
+                        (out / name).unlink()
+            for name in written:
+                (aside / name).replace(out / name)
+            files.write_json(manifest, written)
+    finally:
+        shutil.rmtree(aside, ignore_errors=True)
 
 
 @subcommand
@@ -219,27 +360,15 @@ def main(argv):
         report = build(args)
         if args.html:
             html_page(args, report)
+        out = Path(args.out or Path("results", "reports", time.strftime("%Y-%m-%d_%H-%M-%S")))
+        try:
+            write_whole(out, lambda aside: write_files(args, report, aside))
+        except OSError as exc:
+            raise ValueError(f"--out {out}: cannot write the report there "
+                             f"({exc.strerror or exc})") from None
     except (ValueError, FileNotFoundError) as exc:
         print(f"report: {exc}", file=sys.stderr)
         return 2
-    out = Path(args.out or Path("results", "reports", time.strftime("%Y-%m-%d_%H-%M-%S")))
-    out.mkdir(parents=True, exist_ok=True)
-    grid = report.grid
-    files.write_text(out / "report.md", report.text)
-    files.write_json(out / "report.json", document.build(
-        grid, args.paths, report.findings, report.host_pairs, report.history))
-    tables.write_csv(grid.runs, out / "results.csv", scaling.efficiency_of(grid))
-    agreeing = agreement.groups(grid)
-    if agreeing:
-        agreement.write_csv(agreeing, out / "agreement.csv")
-    if report.history is not None:
-        history.write_csv(report.history, out / "history.csv")
-    if not args.no_charts:
-        from .charts import write_charts  # matplotlib: only when charts are wanted
-
-        write_charts(grid, out)
-        if report.history:
-            history.write_charts(report.history, grid.metric, out)
     print(report.text)
     print(f"report: {out}")
     return 1 if report.flagged else 0

@@ -3,9 +3,13 @@ report.schema.json beside this module (a JSON Schema; docs/reports.md describes 
 versioned by `schema_version`."""
 import datetime
 
-from . import tables
+from . import quality, tables
+from .collection import steady_state
 
-SCHEMA_VERSION = 1
+# 2: columns name only what tells them apart (the rest is `uniform`); every × with its interval
+# and each cell's quality status; warnings, the time-to-target cells, the settings compared
+# within a framework, the runs left out
+SCHEMA_VERSION = 2
 
 
 def _summary(c, metric):
@@ -16,17 +20,43 @@ def _summary(c, metric):
             "spread": "iqr" if s.iqr else "min-max"}
 
 
-def build(grid, sources, findings=None, host_pairs=None, history=None):
-    """The document: the table's cells, the comparisons, and what else the report holds."""
-    metric = grid.metric
-    cells = []
+def _quality(c):
+    q = quality.of(c)
+    return {"status": q.status, "accuracy": q.accuracy, "target": q.target, "chance": q.chance,
+            "runs": q.runs, "below_target": q.below, "reason": q.reason()}
+
+
+def _ratio(comparison):
+    if comparison is None:
+        return None
+    r = comparison.ratio
+    return {"ratio": r.ratio, "low": r.low, "high": r.high, "verdict": comparison.verdict}
+
+
+def cells_of(grid):
+    """One record per cell of the grid's table."""
+    metric, cells = grid.metric, []
     for (row, task, column), c in sorted(grid.cells.items()):
+        found = tables.relative_comparison(grid, task, column, row)
+        text = tables.relative(grid, task, column, row)
         cells.append({"framework": c.first.framework, "row": row, "task": task,
                       "column": column, "hardware": c.first.hardware,
                       "precision": c.first.precision, "preset": c.first.preset,
                       "status": c.status, **_summary(c, metric),
-                      "relative": _float(tables.relative(grid, task, column, row)),
+                      "relative": _float(text.split()[0]) if text else None,
+                      "relative_low": found.ratio.low if found else None,
+                      "relative_high": found.ratio.high if found else None,
+                      "quality": _quality(c) if c.status == "ok" else None,
+                      "steady_state": all(steady_state(r) for r in c.ok),
                       "accuracy": c.accuracy, "runs": [str(r.path) for r in c.runs]})
+    return cells
+
+
+def build(grid, sources, findings=None, host_pairs=None, history=None, warnings=(),
+          to_target=None, settings=(), left_out=None):
+    """The document: the table's cells, the comparisons, and what else the report holds."""
+    metric = grid.metric
+    cells = cells_of(grid)
     document = {
         "schema_version": SCHEMA_VERSION,
         "generated": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
@@ -37,7 +67,21 @@ def build(grid, sources, findings=None, host_pairs=None, history=None):
         "cells": cells,
         "comparisons": [{"task": t, "column": c, "sentence": s}
                         for t, c, s in tables.comparisons(grid)],
+        "warnings": list(warnings),
+        "left_out": dict(left_out or {}),
     }
+    if to_target is not None:
+        document["time_to_target"] = {"cells": cells_of(to_target),
+                                      "comparisons": [{"task": t, "column": c, "sentence": s}
+                                                      for t, c, s in
+                                                      tables.comparisons(to_target)]}
+    if settings:
+        document["settings"] = [{"framework": a.configuration.first.framework,
+                                 "row": a.configuration.row, "task": a.configuration.task,
+                                 "column": a.configuration.column, "axis": a.axis,
+                                 "setting": a.setting, "against": a.baseline_setting,
+                                 "speed": _ratio(a.speed), "time_to_target": _ratio(a.to_target),
+                                 "verdict": a.verdict()} for a in settings]
     if findings is not None:
         document["baseline"] = [_finding(f) for f in findings]
     if host_pairs:
@@ -57,7 +101,10 @@ def build(grid, sources, findings=None, host_pairs=None, history=None):
 
 
 def _float(text):
-    return float(text) if text else None
+    try:
+        return float(text) if text else None
+    except ValueError:  # below target, at chance: not ranked
+        return None
 
 
 def _verdict(v):

@@ -14,7 +14,7 @@ from matplotlib.figure import Figure
 
 from .collection import Grid
 from .metrics import Metric, Summary
-from .tables import markdown_table, number, title
+from .tables import heading, markdown_table, number, title
 from .verdict import SLOWER, Verdict, judge
 
 
@@ -36,7 +36,7 @@ class Series:
 
     @property
     def label(self):
-        return f"{self.row}, {title(self.task)} {self.column}"
+        return f"{self.row}, {heading(self.task, self.column)}"
 
 
 def series(grid: Grid, min_change=0.05, min_runs=2):

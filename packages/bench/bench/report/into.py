@@ -1,8 +1,15 @@
 """Tables written into the documentation: a block of a markdown file between a marker line
 that records the report command's arguments and an end line, replaced by the table those
-arguments give (docs/reports.md, "Tables in this documentation")."""
+arguments give (docs/reports.md, "Tables in this documentation").
+
+The file is rewritten whole (a temporary file renamed over it) with its permissions kept. A
+read-only file (no write permission for anyone, or none for this user) is refused, never
+replaced: making it read-only says that it is not to be rewritten.
+"""
+import os
 import re
 import shlex
+import stat
 from pathlib import Path
 
 from .. import files
@@ -26,8 +33,22 @@ def blocks(path: Path, wanted):
     return lines, starts
 
 
+def check_writable(path: Path):
+    """ValueError (one line) when `path` is read-only: mode without any write bit (0444), or
+    not writable by this user."""
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return  # blocks() says why it cannot be read
+    if not mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH) or not os.access(path, os.W_OK):
+        raise ValueError(f"--into {path}: the file is read-only (mode "
+                         f"{stat.S_IMODE(mode):04o}); it is left as it is: make it writable "
+                         f"(chmod u+w {shlex.quote(str(path))}) to regenerate its table")
+
+
 def replace(path: Path, lines, starts, table):
-    """Write path with each block that starts at `starts` holding `table`."""
+    """Write path with each block that starts at `starts` holding `table`, keeping the file's
+    permissions; ValueError (one line) when it cannot be written."""
     for start in reversed(starts):
         end = next((i for i in range(start + 1, len(lines))
                     if lines[i].rstrip("\n") == END_MARKER), None)
@@ -35,7 +56,11 @@ def replace(path: Path, lines, starts, table):
             raise ValueError(f"--into {path}: line {start + 1} opens a bench report block that "
                              f"no `{END_MARKER}` line closes")
         lines[start + 1:end] = ["\n", table, "\n"]
-    files.write_text(path, "".join(lines))
+    try:
+        mode = stat.S_IMODE(path.stat().st_mode)
+        files.write_bytes(path, "".join(lines).encode(), mode=mode)
+    except OSError as exc:
+        raise ValueError(f"--into {path}: cannot write it ({exc.strerror or exc})") from None
 
 
 def _unfenced(lines):

@@ -73,7 +73,7 @@ def markdown(found) -> str:
         c = s.configuration
         rows.append([c.row, tables.title(c.task), c.column, str(s.devices),
                      tables.number(throughput(c)), tables.number(throughput(s.single)),
-                     f"{s.speedup:.2f}x" if s.speedup else tables.cell(c),
+                     f"{s.speedup:.2f}x" if s.speedup else tables.NOT_OK.get(c.status, c.status),
                      tables.percent(s.efficiency) if s.efficiency else ""])
     return ("Data-parallel scaling: examples per second (every device's, steady epochs) on N "
             "devices against the same configuration on one; scaling efficiency = speed-up / "

@@ -1,12 +1,13 @@
 """`python -m bench report ... --html OUT`: the Rosetta page, one self-contained HTML file
-(OUT/index.html) with the results table, the comparisons (frameworks, hosts, a baseline, the
-2018 figures, a history), the charts, each host's environment, `bench verify`'s deviations
+(OUT/index.html) with the results table and its warnings, the time-to-target table, the
+learning curves, the comparisons (frameworks, settings within a framework, hosts, a baseline,
+the 2018 figures, a history), the charts, each host's environment, `bench verify`'s deviations
 and, per task, any two frameworks' code side by side (`--no-code`: without it). With no result
 files it is the code view alone."""
 from pathlib import Path
 
 from ... import conf_dir
-from . import content, render, rosetta
+from . import content, curves, render, rosetta
 
 
 def build(report=None, verify_paths=(), conf: Path = None, checkout: Path = None, charts=True,
@@ -16,9 +17,23 @@ def build(report=None, verify_paths=(), conf: Path = None, checkout: Path = None
     sections, nav = [], []
     grid = report.grid if report is not None else None
     if grid is not None and grid.runs:
+        from .. import curves as curve_data
+        from .. import tables
+
         sections.append(render.results_section(content.results_table(grid), len(grid.runs),
-                                               grid.metric))
+                                               grid.metric, tables.legend(grid),
+                                               warnings=report.warnings))
         nav.append(("results", "Results"))
+        if report.to_target is not None:
+            sections.append(render.results_section(
+                content.results_table(report.to_target), len(report.to_target.runs),
+                report.to_target.metric, tables.legend(report.to_target), "time-to-target",
+                "Time to the quality target"))
+            nav.append(("time-to-target", "Time to target"))
+        found = curve_data.curves(grid)
+        if found:
+            sections.append(curves.section(found))
+            nav.append(("curves", "Learning curves"))
         for anchor, heading, part in comparison_sections(report):
             sections.append(part)
             nav.append((anchor, heading))
@@ -53,15 +68,26 @@ def build(report=None, verify_paths=(), conf: Path = None, checkout: Path = None
 def comparison_sections(report):
     """(anchor, heading, HTML) of what the report compared: frameworks, hosts, the baseline,
     the 2018 figures, the history."""
-    from .. import history, reference_2018, tables
+    from .. import axes, history, reference_2018, tables
 
     grid, metric = report.grid, report.grid.metric
     found = []
     sentences = [s for _, _, s in tables.comparisons(grid)]
+    if report.to_target is not None:
+        sentences += [f"By time to target: {s}" for _, _, s in
+                      tables.comparisons(report.to_target)]
     if sentences:
         found.append(("comparisons", "Compared", render.table_section(
-            "comparisons", "Compared", f"By {metric.title}; the ranges come from the runs' "
-            "spreads.", [], [], sentences)))
+            "comparisons", "Compared", f"By {metric.title}; each range is the ratio's 95 % "
+            "interval from a seeded bootstrap over the repeats (n=1: none), and a ratio whose "
+            "interval holds 1 is no difference shown. A configuration below its quality "
+            "target or at chance is not compared.", [], [], sentences)))
+    if report.settings:
+        found.append(("settings", "Settings within a framework", render.table_section(
+            "settings", "Settings within a framework", f"Each setting against the declared "
+            f"baseline (precision fp32, tuned=false, an option's default), by {metric.title} "
+            "and by the time to the quality target, with the ratio's 95 % interval.",
+            axes.HEADER, axes.rows(report.settings, metric))))
     if report.host_pairs:
         rows = [[a.first.display_name, tables.title(a.task), f"{a.first.hostname} "
                  f"({a.first.hardware})", f"{b.first.hostname} ({b.first.hardware})",

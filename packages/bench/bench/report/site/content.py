@@ -7,9 +7,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
+from .. import quality
 from ..collection import Grid
 from ..metrics import Summary
-from ..tables import NOT_OK, number, relative, title
+from ..tables import NOT_OK, cell, number, relative, title
 
 NOT_RUN = "not run"
 
@@ -21,9 +22,11 @@ class Cell:
 
     status: str
     summary: Optional[Summary] = None  # the metric's median, spread and count
-    relative: str = ""  # times slower than the column's fastest row
+    relative: str = ""  # times slower than the column's fastest row, with its interval
     accuracy: Optional[float] = None
     note: str = ""  # the error of a failed run, repeats that failed
+    figure: str = ""  # the figure as the markdown table writes it (marks included)
+    relative_value: Optional[float] = None  # the × as a number, to sort by
 
     @property
     def value(self):
@@ -33,7 +36,7 @@ class Cell:
     def time_text(self):
         if self.status != "ok":
             return NOT_OK.get(self.status, self.status)
-        return self.summary.text(number) if self.summary else ""
+        return self.figure or (self.summary.text(number) if self.summary else "")
 
     @property
     def accuracy_text(self):
@@ -69,10 +72,19 @@ def cell_of(grid: Grid, row, column) -> Cell:
     if status != "ok":
         return Cell(status, note="; ".join(n for n in notes if n)[:500])
     ok = configuration.ok
-    note = f"{len(configuration.runs) - len(ok)} of {len(configuration.runs)} runs not ok" \
-        if len(ok) < len(configuration.runs) else ""
-    return Cell("ok", configuration.summary(grid.metric),
-                relative(grid, column.task, column.label, row), configuration.accuracy, note)
+    notes = [f"{len(configuration.runs) - len(ok)} of {len(configuration.runs)} runs not ok"
+             if len(ok) < len(configuration.runs) else ""]
+    q = quality.of(configuration)
+    notes.append(q.reason())
+    summary = configuration.summary(grid.metric)
+    figure = cell(configuration, grid.metric).split(" · ")[0]
+    times = relative(grid, column.task, column.label, row)
+    try:
+        times_value = float(times.split()[0]) if times else None
+    except ValueError:  # below target, at chance
+        times_value = None
+    return Cell("ok", summary, times, configuration.accuracy,
+                "; ".join(n for n in notes if n), figure, times_value)
 
 
 def results_table(grid: Grid) -> ResultsTable:

@@ -1,6 +1,7 @@
 "use strict";
-// Sorting the results tables and picking the two frameworks of each code view. The page is
-// complete without this script: it only reorders rows and shows/hides pre-rendered code.
+// Sorting the results tables, picking the two frameworks of each code view, and the learning
+// curves' legend. The page is complete without this script: it only reorders rows, shows or
+// hides pre-rendered code and hides or shows a curve drawn in the page.
 (function () {
   function sortKey(cell) {
     const value = cell ? cell.dataset.sort : undefined;
@@ -72,6 +73,21 @@
     show();
   }
 
+  function curves(figure) {  // a legend entry hides or shows its line in both charts
+    figure.querySelectorAll(".legend button[data-series]").forEach(function (button) {
+      button.addEventListener("click", function () {
+        const shown = button.getAttribute("aria-pressed") !== "true";
+        button.setAttribute("aria-pressed", shown ? "true" : "false");
+        const selector = 'g.series[data-series="' + button.dataset.series + '"]';
+        figure.querySelectorAll(selector).forEach(function (series) {
+          if (shown) series.removeAttribute("hidden");
+          else series.setAttribute("hidden", "");
+        });
+      });
+    });
+  }
+
   document.querySelectorAll("table.sortable").forEach(sortable);
   document.querySelectorAll("section.rosetta").forEach(rosetta);
+  document.querySelectorAll("figure.curves").forEach(curves);
 })();

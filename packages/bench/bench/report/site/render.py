@@ -8,6 +8,7 @@ import time
 from html import escape
 from pathlib import Path
 
+from ..collection import uniform_text
 from ..tables import title
 from .content import NOT_RUN, ResultsTable
 from .rosetta import TaskView, pygments_css
@@ -26,19 +27,16 @@ def _status_class(status):
     return "status-" + "".join(ch if ch.isalnum() else "-" for ch in status)
 
 
-def results_section(table: ResultsTable, count, metric):
-    shared = ", ".join(f"{k} {v}" for k, v in table.uniform.items())
-    better = "higher" if metric.higher_is_better else "lower"
-    out = ['<section id="results" aria-labelledby="results-h">',
-           '<h2 id="results-h">Results</h2>',
-           f"<p>{count} result files. Cells: {escape(metric.title)} ({better} is better), the "
-           "median of the repeated runs, its spread (min–max; the interquartile range from 5 "
-           "runs) and their number; ×: how many times slower than the column's fastest row "
-           "(1.00: the fastest); accuracy: test accuracy in percent (DenseNet-121: mean "
-           "ROC-AUC). A cell that did not give a figure names its status (failed, unsupported, "
-           f"invalid, not installed, ...); <em>{NOT_RUN}</em>: no result. Click a column's "
-           "heading to sort by it." + (f" All runs: {escape(shared)}." if shared else "")
-           + "</p>",
+def results_section(table: ResultsTable, count, metric, legend="", anchor="results",
+                    heading="Results", warnings=()):
+    """The results table (or the time-to-target table: `anchor`, `heading`); `legend`: the
+    report's legend of the same table (bench.report.tables.legend), `warnings` its lines."""
+    shared = uniform_text(table.uniform)
+    out = [f'<section id="{anchor}" aria-labelledby="{anchor}-h">',
+           f'<h2 id="{anchor}-h">{escape(heading)}</h2>',
+           f"<p>{count} result files. {escape(legend)} accuracy %: the test accuracy in "
+           f"percent. <em>{NOT_RUN}</em>: no result. Click a column's heading to sort by it."
+           + (f" All runs: {escape(shared)}." if shared else "") + "</p>",
            '<div class="scroll"><table class="results sortable">',
            f"<caption>{escape(metric.title.capitalize())}, relative speed and test accuracy per "
            "framework, task and hardware</caption>",
@@ -50,11 +48,15 @@ def results_section(table: ResultsTable, count, metric):
         tasks[-1][1].append(column)
     # per column: the figure, ×, and for training tasks the test accuracy
     width = [3 if c.kind == "train" else 2 for c in table.columns]
-    out.append('<tr><th scope="col" rowspan="3" data-sort-index="0">Framework</th>' + "".join(
-        f'<th scope="colgroup" colspan="{sum(width[table.columns.index(c)] for c in cols)}">'
-        f"{escape(title(task))}</th>" for task, cols in tasks) + "</tr>")
-    out.append("<tr>" + "".join(f'<th scope="colgroup" colspan="{w}">{escape(c.label)}</th>'
-                                for c, w in zip(table.columns, width)) + "</tr>")
+    labelled = any(c.label for c in table.columns)  # what tells the columns apart, if any
+    out.append(f'<tr><th scope="col" rowspan="{3 if labelled else 2}" data-sort-index="0">'
+               "Framework</th>" + "".join(
+                   f'<th scope="colgroup" colspan="'
+                   f'{sum(width[table.columns.index(c)] for c in cols)}">'
+                   f"{escape(title(task))}</th>" for task, cols in tasks) + "</tr>")
+    if labelled:
+        out.append("<tr>" + "".join(f'<th scope="colgroup" colspan="{w}">{escape(c.label)}'
+                                    "</th>" for c, w in zip(table.columns, width)) + "</tr>")
     heads, index = [], 1
     for c, w in zip(table.columns, width):
         heads.append(f'<th scope="col" data-sort-index="{index}">{escape(c.unit)}</th>')
@@ -70,7 +72,8 @@ def results_section(table: ResultsTable, count, metric):
                 note = _attrs(title=cell.note or None)
                 tds.append(f'<td class="num"{note} data-sort="{cell.value!r}">'
                            f"{escape(cell.time_text)}</td>")
-                tds.append(f'<td class="num" data-sort="{escape(cell.relative)}">'
+                times = "" if cell.relative_value is None else repr(cell.relative_value)
+                tds.append(f'<td class="num" data-sort="{times}">'
                            f"{escape(cell.relative)}</td>")
                 if w == 3:
                     tds.append(f'<td class="num" data-sort="'
@@ -82,7 +85,11 @@ def results_section(table: ResultsTable, count, metric):
                            f'<span class="badge">{escape(cell.time_text)}</span></td>')
                 tds += [f'<td class="{cls}" data-sort=""></td>'] * (w - 1)
         out.append("<tr>" + "".join(tds) + "</tr>")
-    out.append("</tbody></table></div></section>")
+    out.append("</tbody></table></div>")
+    if warnings:
+        out.append('<ul class="warnings">' + "".join(f"<li>{escape(w)}</li>" for w in warnings)
+                   + "</ul>")
+    out.append("</section>")
     return "\n".join(out)
 
 

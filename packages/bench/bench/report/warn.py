@@ -1,0 +1,74 @@
+"""The report's warnings, one line each, below its table (and on the page): what a reader must
+know before trusting a cell or a ratio.
+
+- spread: a configuration whose runs lie more than MAX_SPREAD times apart (its slowest
+  against its fastest, by the table's metric): a busy machine or an unsteady run, and a ratio
+  that wide says little;
+- n = 1: configurations that ran once (one line for all of them): their ratios have no
+  interval;
+- quality: a configuration below its quality target or at chance (bench.report.quality), one
+  line each: it is not ranked;
+- steady state: training runs of one epoch under a steady-state heading (their figure
+  includes the warm-up), or the note that the table fell back to the throughput over every
+  epoch because no run measured a steady state.
+"""
+from . import quality
+from .collection import Grid
+from .tables import NO_STEADY, heading, marked, number
+
+MAX_SPREAD = 1.5  # slowest over fastest run of one configuration beyond which the report warns
+NAMED = 4  # configurations named in a grouped warning before "and k more"
+
+
+def _label(c):
+    return f"{c.row}, {heading(c.task, c.column)}"
+
+
+def _names(configurations):
+    names = [_label(c) for c in configurations[:NAMED]]
+    more = len(configurations) - len(names)
+    return "; ".join(names) + (f"; and {more} more" if more > 0 else "")
+
+
+def warnings(grid: Grid):
+    """The warnings of a report's table, each one line."""
+    metric = grid.metric
+    ok = [c for c in grid.ordered() if c.status == "ok"]
+    lines = []
+    if grid.metric_name == "auto" and metric.name == "throughput":
+        stopped = any(r.result.get("stopped_at_target") for r in grid.runs)
+        lines.append("No training run measured a steady state (one epoch each): the cells show "
+                     "the throughput over every epoch, its first epoch's warm-up included; "
+                     + ("the runs stopped at their quality target (task.stop_at_target=true), "
+                        "and the time to the target ranks them." if stopped else
+                        "run two epochs or more (`preset.epochs=2`) for a steady state."))
+    one_epoch = [c for c in ok if marked(c, metric)]
+    if one_epoch:
+        lines.append(f"No steady state in {len(one_epoch)} of {len(ok)} configurations under "
+                     f"this steady-state heading ({_names(one_epoch)}): they ran one epoch, "
+                     f"and their figures ({NO_STEADY}) include its warm-up; `--metric "
+                     f"throughput` compares every run over every epoch.")
+    for c in ok:
+        q = quality.of(c)
+        if not q.ranked:
+            lines.append(f"{_label(c)}: {q.reason()}; not ranked.")
+    for c in ok:
+        values = c.values(metric)
+        if len(values) > 1 and min(values) > 0 and max(values) / min(values) > MAX_SPREAD:
+            lines.append(f"{_label(c)}: its {len(values)} runs lie "
+                         f"{max(values) / min(values):.2f}× apart ({number(min(values))} to "
+                         f"{number(max(values))} {metric.unit(c.first.kind)}), beyond "
+                         f"{MAX_SPREAD:g}×: a busy machine or an unsteady run; its ratios say "
+                         f"little.")
+    single = [c for c in ok if len(c.values(metric)) == 1]
+    if single:
+        lines.append(f"n = 1: {len(single)} of {len(ok)} configurations ran once "
+                     f"({_names(single)}): their ratios have no interval; repeat them "
+                     f"(`-m seed=0,1,2`).")
+    return lines
+
+
+def markdown(lines) -> str:
+    if not lines:
+        return ""
+    return "Warnings:\n\n" + "\n".join(f"- {line}" for line in lines) + "\n"
