@@ -130,7 +130,9 @@ ENVIRONMENTS = {
         requires=("numpy==1.23.5", "setuptools<70", "chainer==7.8.1", "mpi4py==4.1.2")),
     "paddle": Env(
         package="packages/paddle",
-        requires=("numpy==2.4.6", "paddlepaddle==3.3.1"),
+        # setuptools: `import paddle` imports it (paddle.utils.cpp_extension) without
+        # declaring it, and a uv-made environment has none
+        requires=("numpy==2.4.6", "paddlepaddle==3.3.1", "setuptools==80.9.0"),
         overrides=(("BENCH_PADDLE_REQUIREMENT", "paddlepaddle"),)),
     "cntk": Env(  # CNTK 2.7 and Keras 2 on CNTK: CPython 3.6 only
         # pip: uv installs nothing editable on 3.6 (no setuptools for 3.6 has PEP 660)
