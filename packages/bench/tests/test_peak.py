@@ -110,5 +110,6 @@ def test_an_int8_run_is_measured_against_the_int8_peak(run_bench, own_cache):
     if not hasattr(worker, "calibration"):
         pytest.skip("the worker does not call bench_shared.calibration: int8 runs uncalibrated")
     assert r["timings"]["calibration"][0] > 0
-    assert r["agreement"]["images"] == 32 and r["agreement"]["feature_error"] < 0.01
-    assert r["agreement"]["top1_agreement"] > 0.9
+    agreement = r["agreement"]  # integer products: near fp32, never equal to it
+    assert agreement["images"] == 32 and 0 < agreement["feature_error"] < 0.01
+    assert agreement["top1_agreement"] > 0.9
