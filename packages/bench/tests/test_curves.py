@@ -7,15 +7,17 @@ FAST = ["framework=fake", "task=cnn", "preset=smoke"]
 def test_every_epoch_is_evaluated_outside_the_timed_window_and_training_is_unchanged(
         run_bench):
     """A second's evaluation per epoch: it shows in the evaluation time, not in the epochs'
-    (three fake epochs take well under that), and the same timed batches train to the same
-    losses with the curve on or off."""
+    (each epoch's time is its batches' time, recorded in the same run: no bound on how long
+    the NumPy takes, which a busy machine moves), and the same timed batches train to the
+    same losses with the curve on or off."""
     slow = run_bench(*FAST, "framework.options.eval_delay_ms=1000").result
     off = run_bench(*FAST, "task.curve=false").result
     assert [p["epoch"] for p in slow["curve"]] == [1, 2, 3]
     assert [p["step"] for p in slow["curve"]] == [32, 64, 96]
     assert [p["epoch"] for p in off["curve"]] == [3]  # the end-of-run evaluation only
     assert slow["timings"]["evaluation"] >= 3.0
-    assert slow["stats"]["train_seconds"] < slow["timings"]["evaluation"]
+    for epoch, batches in zip(slow["timings"]["epoch"], slow["batch_seconds"]):
+        assert epoch - sum(batches) < 0.5, (epoch, sum(batches))  # not the second's sleep
     assert [len(e) for e in slow["batch_seconds"]] == [len(e) for e in off["batch_seconds"]]
     assert slow["losses"] == off["losses"]
     assert slow["accuracy"] == slow["curve"][-1]["accuracy"] == off["accuracy"]
@@ -25,11 +27,12 @@ def test_every_epoch_is_evaluated_outside_the_timed_window_and_training_is_uncha
 
 
 def test_a_slowed_evaluation_leaves_the_throughput_figure_as_it_was(run_bench):
-    """Epochs dominated by a sleep (20 ms per batch, 0.64 s an epoch), so that the figure
-    holds on a busy machine: an evaluation of one second inside the window would cut the
-    throughput to under half."""
-    runs = [run_bench(*FAST, "framework.options.delay_ms=20", f"framework.options.eval_delay_ms="
-                             f"{delay}").result for delay in (0, 1000)]
+    """Epochs dominated by a sleep (10 batches of 200 ms beside about 15 ms of NumPy each),
+    so that the figure holds on a busy machine (NumPy six times slower in one run than in the
+    other still keeps 0.74); an evaluation of two seconds inside the window would halve it."""
+    sized = ["preset.train_examples=640", "preset.epochs=2", "framework.options.delay_ms=200"]
+    runs = [run_bench(*FAST, *sized, f"framework.options.eval_delay_ms={delay}").result
+            for delay in (0, 2000)]
     quick, slowed = (r["stats"]["examples_per_second"] for r in runs)
     assert slowed > 0.7 * quick, (quick, slowed)
 

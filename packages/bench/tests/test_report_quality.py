@@ -32,12 +32,15 @@ def row_of(table, part):
 
 
 def test_an_interval_that_holds_one_reads_no_difference_shown(run_bench, bench_env, tmp_path):
-    """A: one run fast, one slow (60 ms more per batch); B: both in the middle (30 ms): A's
-    runs straddle B's, so the ratio's interval holds 1 whatever the machine does. A and B
-    differ only in an option that training never reads (the evaluation's delay)."""
-    for eval_delay, extras in (("0", ("0", "60")), ("1", ("30", "30"))):
+    """A: one run fast, one slow (200 ms more per batch); B: both in the middle (100 ms): A's
+    runs straddle B's unless a busy machine slows one run's NumPy (about 15 ms a batch) by
+    100 ms a batch more than another's, so the ratio's interval holds 1. A and B differ only
+    in an option that training never reads (the evaluation's delay)."""
+    sized = ["preset.train_examples=512", "preset.epochs=2"]  # 8 batches an epoch
+    for eval_delay, extras in (("0", ("0", "200")), ("1", ("100", "100"))):
         for seed, extra in enumerate(extras):
-            run = run_bench(*FAST, f"seed={seed}", f"framework.options.eval_delay_ms={eval_delay}",
+            run = run_bench(*FAST, *sized, f"seed={seed}",
+                            f"framework.options.eval_delay_ms={eval_delay}",
                             env=dict(bench_env, FAKE_EXTRA_DELAY_MS=extra))
             assert run.returncode == 0, run.output
     _, text, data = report(run_bench, tmp_path / "results", out=tmp_path / "r",
