@@ -28,6 +28,11 @@ order in every framework (a reader can put two side by side):
                                 (bench_shared.calibration times it apart, as "calibration")
     native_layout(x)            optional: the input layout it prefers (e.g. NHWC), applied
                                 once at load time, never per batch
+    train(model, epochs)        optional (training tasks): every epoch in one call, where
+                                that is the framework's idiom (Keras' one fit), calling
+                                epochs.begin(k) and epochs.end(k, loss) around epoch k, which
+                                time and evaluate it as the worker's own loop does, and
+                                stopping when end() returns True (bench_shared.worker.Epochs)
 
 What the runtime does for every framework, so that no package repeats it: the capability
 check before ``setup`` (``check_run``: the orchestrator has checked the same declaration before
@@ -69,7 +74,7 @@ from . import spec
 PACKAGE_FUNCTIONS = ("setup", "versions", "sync", "count_parameters", "tensors", "memory_stats")
 TASK_FUNCTIONS = {"train": ("build_model", "slots", "train_epoch", "predict"),
                   "inference": ("build_model", "slots", "predict")}
-OPTIONAL = ("peak_flops", "native_layout", "calibrate")
+OPTIONAL = ("peak_flops", "native_layout", "calibrate", "train")
 # every precision a framework may declare: fp32, mixed precision through the framework's own
 # AMP (fp16, bf16), and int8 post-training quantization
 PRECISIONS = ("fp32", "fp16", "bf16", "int8")

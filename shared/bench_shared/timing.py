@@ -14,9 +14,17 @@ class Stopwatch(object):
 
     @contextlib.contextmanager
     def region(self, name):
-        self.sync()
-        start = time.perf_counter()
+        start = self.start()
         yield start
+        self.stop(name, start)
+
+    def start(self):
+        """Open a region (for a framework that brackets its own, e.g. from a callback): sync,
+        then the clock's start, which stop() takes."""
+        self.sync()
+        return time.perf_counter()
+
+    def stop(self, name, start):
         self.sync()
         self.regions.setdefault(name, []).append(time.perf_counter() - start)
 

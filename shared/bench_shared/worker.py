@@ -94,56 +94,107 @@ def image_transforms(cfg, seed, rank):
     return training, (lambda images: xray.model_input(images, size))
 
 
+class Epochs(object):
+    """A run's epochs, timed and evaluated the same way whoever drives them.
+
+    Iterating gives each epoch's batches (TrainBatches: the seeded order, complete batches).
+    The driver calls begin(epoch) as an epoch starts (a device sync, then the clock) and
+    end(epoch, loss) when its last step is done (a sync, the clock stops); end() records the
+    epoch, evaluates the test set outside the timed window where a curve point is due, and
+    returns True when training is to stop there (the quality target, with stop_at_target).
+    The worker drives it epoch by epoch through the task's train_epoch(); a framework whose
+    idiom trains every epoch in one call gives its task module train(model, epochs) and calls
+    begin and end itself (Keras: one fit, a callback)."""
+
+    def __init__(self, run, fw, task, model, arrays, stopwatch, result):
+        self.run, self.fw, self.task, self.model = run, fw, task, model
+        self.arrays, self.stopwatch, self.result = arrays, stopwatch, result
+        self.cfg = run["task"]
+        proc = distributed.process(run)
+        self.rank, self.processes = proc["rank"], proc["processes"]
+        # each process's share of a global batch: one device's, or all of them (one_process)
+        self.batch_size = self.cfg["batch_size"] * proc["world_size"] // self.processes
+        self.training_transform, self.eval_transform = image_transforms(
+            self.cfg, run["seed"], self.rank)
+        self.batches, self.started, self.trained, self.stopped = [], None, 0.0, False
+
+    def __len__(self):
+        return self.cfg["epochs"]
+
+    def __iter__(self):
+        for epoch in range(len(self)):
+            if self.stopped:
+                return
+            yield self.batches_of(epoch)
+
+    def batches_of(self, epoch):
+        x, y = self.arrays["train_x"], self.arrays["train_y"]
+        while len(self.batches) <= epoch:
+            k = len(self.batches)
+            total = batching.num_complete_batches(len(x), self.batch_size * self.processes)
+            self.batches.append(batching.TrainBatches(
+                x, y, self.batch_size, self.run["seed"], k,
+                sync=self.fw.sync if k == 0 else None,
+                on_batch=progress.Throttle("train", total) if self.rank == 0 else None,
+                shard=(self.rank, self.processes),
+                transform=self.training_transform(k) if self.training_transform else None))
+            if len(self.batches[k]) == 0:
+                raise ValueError("%d training examples make no complete batch of %d"
+                                 % (len(x), self.batch_size * self.processes))
+        return self.batches[epoch]
+
+    def begin(self, epoch):
+        batches = self.batches_of(epoch)
+        progress.emit("phase", phase="train", epoch=epoch + 1, epochs=len(self),
+                      total=len(batches), unit="batch")
+        self.started = self.stopwatch.start()
+
+    def end(self, epoch, loss):
+        self.stopwatch.stop("epoch", self.started)
+        seconds, batches, result = self.stopwatch.last("epoch"), self.batches[epoch], self.result
+        if epoch == 0:  # a one-batch epoch has no second hand-over: its first step is the epoch
+            end = batches.first_step_end
+            result["timings"]["first_step"] = end - self.started if end else seconds
+        self.trained += seconds
+        result["losses"].append(float(loss))
+        result["batch_seconds"].append(np.round(np.diff(batches.stamps), 6).tolist())
+        progress.emit("phase_end", phase="train", seconds=seconds, loss=float(loss))
+        last = epoch == len(self) - 1
+        if self.rank != 0 or not (last or curve_point_due(self.run)):
+            return False
+        point = evaluate(self.task, self.model, self.arrays, self.cfg, self.eval_transform,
+                         result)
+        point.update(epoch=epoch + 1, step=(epoch + 1) * len(batches),
+                     train_seconds=self.trained)
+        result["curve"].append(point)
+        target = self.run.get("quality_target")
+        if not last and self.cfg.get("stop_at_target") and target is not None \
+                and point["accuracy"] >= target:
+            result["stopped_at_target"] = epoch + 1  # the quality target: training ends
+            self.stopped = True
+        return self.stopped
+
+
 def run_training(run, fw, task, arrays, stopwatch, result):
-    cfg = run["task"]
-    seed = run["seed"]
-    proc = distributed.process(run)
-    rank, processes = proc["rank"], proc["processes"]
-    # each process's share of a global batch: one device's, or all of them (one_process)
-    batch_size = cfg["batch_size"] * proc["world_size"] // processes
-    x, y = arrays["train_x"], arrays["train_y"]
-    training_transform, eval_transform = image_transforms(cfg, seed, rank)
     with stopwatch.region("build"):
         model = task.build_model(run)
     initialise(run, fw, task, model, stopwatch, result)
     result["param_count"] = fw.count_parameters(model)
     result["losses"], result["batch_seconds"], result["curve"] = [], [], []
-    result["distributed"] = proc
-    target = run.get("quality_target")
-    trained = 0.0  # training seconds so far: the timed epochs only
-    for epoch in range(cfg["epochs"]):
-        total = batching.num_complete_batches(len(x), batch_size * processes)
-        batches = batching.TrainBatches(
-            x, y, batch_size, seed, epoch, sync=fw.sync if epoch == 0 else None,
-            on_batch=progress.Throttle("train", total) if rank == 0 else None,
-            shard=(rank, processes),
-            transform=training_transform(epoch) if training_transform else None)
-        if len(batches) == 0:
-            raise ValueError("%d training examples make no complete batch of %d"
-                             % (len(x), batch_size * processes))
-        progress.emit("phase", phase="train", epoch=epoch + 1, epochs=cfg["epochs"],
-                      total=len(batches), unit="batch")
-        with stopwatch.region("epoch") as start:
-            loss = task.train_epoch(model, batches)
-        if epoch == 0:  # a one-batch epoch has no second hand-over: its first step is the epoch
-            end = batches.first_step_end
-            result["timings"]["first_step"] = end - start if end else stopwatch.last("epoch")
-        trained += stopwatch.last("epoch")
-        result["losses"].append(float(loss))
-        result["batch_seconds"].append(np.round(np.diff(batches.stamps), 6).tolist())
-        progress.emit("phase_end", phase="train", seconds=stopwatch.last("epoch"), loss=float(loss))
-        last = epoch == cfg["epochs"] - 1
-        if rank == 0 and (last or curve_point_due(run)):
-            point = evaluate(task, model, arrays, cfg, eval_transform, result)
-            point.update(epoch=epoch + 1, step=(epoch + 1) * len(batches),
-                         train_seconds=trained)
-            result["curve"].append(point)
-            if not last and cfg.get("stop_at_target") and target is not None \
-                    and point["accuracy"] >= target:
-                result["stopped_at_target"] = epoch + 1  # the quality target: training ends
-                break
-    result["train_examples"] = len(x)  # the training set (every rank's, when data-parallel)
-    result["batches_per_epoch"] = len(batches)
+    result["distributed"] = distributed.process(run)
+    epochs = Epochs(run, fw, task, model, arrays, stopwatch, result)
+    train = contract.hook(task, "train")
+    if train is not None:  # the framework's one call over every epoch
+        train(model, epochs)
+        if len(result["losses"]) != len(epochs) and not epochs.stopped:
+            raise RuntimeError("train() ended %d of %d epochs (begin/end per epoch)"
+                               % (len(result["losses"]), len(epochs)))
+    else:
+        for epoch, batches in enumerate(epochs):
+            epochs.begin(epoch)
+            epochs.end(epoch, task.train_epoch(model, batches))
+    result["train_examples"] = len(arrays["train_x"])  # every rank's, when data-parallel
+    result["batches_per_epoch"] = len(epochs.batches[0])
     return model
 
 

@@ -19,3 +19,12 @@ def build_model(run):
 
 train_epoch = softmax.train_epoch
 predict = softmax.predict
+
+
+def train(model, epochs):
+    """Every epoch in one call, the way a framework whose idiom is one fit drives them (the
+    contract's optional train): the worker's Epochs times and evaluates each."""
+    for epoch, batches in enumerate(epochs):
+        epochs.begin(epoch)
+        if epochs.end(epoch, softmax.train_epoch(model, batches)):
+            return
