@@ -34,16 +34,25 @@ def blocks(path: Path, wanted):
 
 
 def check_writable(path: Path):
-    """ValueError (one line) when `path` is read-only: mode without any write bit (0444), or
-    not writable by this user."""
+    """ValueError (one line) when `path` may not be rewritten: a read-only file (no write bit:
+    0444), one on a read-only file system, or one this user may not write."""
     try:
         mode = path.stat().st_mode
     except OSError:
         return  # blocks() says why it cannot be read
-    if not mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH) or not os.access(path, os.W_OK):
+    if not mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH):
         raise ValueError(f"--into {path}: the file is read-only (mode "
                          f"{stat.S_IMODE(mode):04o}); it is left as it is: make it writable "
                          f"(chmod u+w {shlex.quote(str(path))}) to regenerate its table")
+    try:
+        read_only_fs = bool(os.statvfs(path).f_flag & os.ST_RDONLY)
+    except OSError:
+        read_only_fs = False
+    if read_only_fs:
+        raise ValueError(f"--into {path}: cannot write it: it is on a read-only file system")
+    if not os.access(path, os.W_OK):
+        raise ValueError(f"--into {path}: cannot write it: this user may not (mode "
+                         f"{stat.S_IMODE(mode):04o})")
 
 
 def replace(path: Path, lines, starts, table):
