@@ -110,12 +110,13 @@ def memory_stats():
 def peak_flops(precision, size=2048):
     """Measured dense matrix-multiply throughput of a one-node session with the run's options
     and providers (FLOP/s; int8: operations/s): the denominator of the utilisation figure.
-    fp32: MatMul; int8: MatMulInteger on uint8 activations and int8 weights, MLAS's int8 GEMM,
-    which the int8 model's QLinearConv nodes run on. Operands and result stay on the device
-    (I/O binding). None at a precision the model does not run here. Run after the benchmark,
+    fp32: MatMul; int8: the same product as a 1x1 QLinearConv (uint8 pixels, int8 weights,
+    `size` channels in and out over `size` pixels), the kernel the int8 model runs, which
+    measured above MatMulInteger's int32 product. The input and output stay on the device (I/O
+    binding). None at a precision the model does not run here. Run after the benchmark,
     untimed."""
     import numpy as np
-    from onnx import TensorProto, helper
+    from onnx import TensorProto, helper, numpy_helper
 
     from bench_shared.timing import matmul_flops, peak_rate
 
@@ -123,25 +124,33 @@ def peak_flops(precision, size=2048):
         return None
     rng = np.random.RandomState(0)
     if precision == "int8":
-        node = helper.make_node("MatMulInteger", ["a", "b"], ["c"])
-        types = {"a": TensorProto.UINT8, "b": TensorProto.INT8, "c": TensorProto.INT32}
-        values = {"a": rng.randint(0, 256, (size, size)).astype(np.uint8),
-                  "b": rng.randint(-127, 128, (size, size)).astype(np.int8)}
+        shape = [1, size, 32, size // 32]  # NCHW: size channels, size pixels
+        constants = [("w", rng.randint(-127, 128, (size, size, 1, 1)).astype(np.int8))] + [
+            (name, np.array(value, dtype)) for name, value, dtype in (
+                ("x_scale", 0.01, np.float32), ("x_zero", 0, np.uint8),
+                ("w_scale", 0.01, np.float32), ("w_zero", 0, np.int8),
+                ("y_scale", 0.1, np.float32), ("y_zero", 0, np.uint8))]
+        node = helper.make_node("QLinearConv", ["a", "x_scale", "x_zero", "w", "w_scale",
+                                                "w_zero", "y_scale", "y_zero"], ["c"])
+        inputs = {"a": (TensorProto.UINT8, shape, rng.randint(0, 256, shape).astype(np.uint8))}
+        output = (TensorProto.UINT8, shape)
     else:
+        constants = []
         node = helper.make_node("MatMul", ["a", "b"], ["c"])
-        types = dict.fromkeys("abc", TensorProto.FLOAT)
-        values = {n: rng.randn(size, size).astype(np.float32) for n in "ab"}
+        inputs = {n: (TensorProto.FLOAT, [size, size],
+                      rng.randn(size, size).astype(np.float32)) for n in "ab"}
+        output = (TensorProto.FLOAT, [size, size])
     graph = helper.make_graph(
         [node], "matmul",
-        [helper.make_tensor_value_info(n, types[n], [size, size]) for n in "ab"],
-        [helper.make_tensor_value_info("c", types["c"], [size, size])])
+        [helper.make_tensor_value_info(n, t, shape) for n, (t, shape, _) in inputs.items()],
+        [helper.make_tensor_value_info("c", *output)],
+        initializer=[numpy_helper.from_array(value, name) for name, value in constants])
     proto = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)])
     session = ort.InferenceSession(proto.SerializeToString(), session_options(), providers())
     device, index = _session["device"]
     binding = session.io_binding()
-    for name in "ab":
-        binding.bind_ortvalue_input(name, ort.OrtValue.ortvalue_from_numpy(values[name], device,
-                                                                           index))
+    for name, (_, _, value) in inputs.items():
+        binding.bind_ortvalue_input(name, ort.OrtValue.ortvalue_from_numpy(value, device, index))
     binding.bind_output("c", device, index)
 
     def work(n):
