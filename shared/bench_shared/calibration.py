@@ -31,6 +31,9 @@ from . import contract
 CALIBRATION_BATCHES = 4
 AGREEMENT_BATCHES = 4
 READOUT_SEED, READOUT_CLASSES = 1000, 1000
+# int8 rounding moves features by a percent or more; fp32 against itself by ~1e-7: a quantized
+# run below this ran unquantized (a worker that skipped calibrate(), a model it ignored)
+UNQUANTIZED_BELOW = 1e-4
 
 
 def quantized(run):
@@ -92,8 +95,12 @@ def feature_agreement(features, reference):
 
 def within(agreement, tolerance):
     """The ways `agreement` misses `tolerance` ({feature_error, top1_agreement}: a ceiling and a
-    floor, conf/precision/<precision>.yaml), as sentences; empty when it meets both."""
+    floor, conf/precision/<precision>.yaml) or shows no quantization at all, as sentences;
+    empty when it meets both."""
     problems = []
+    if agreement["feature_error"] < UNQUANTIZED_BELOW:
+        problems.append("feature error %.1e: no int8 rounding shows, the model ran unquantized"
+                        % agreement["feature_error"])
     if not agreement["feature_error"] <= tolerance["feature_error"]:  # NaN fails too
         problems.append("feature error %.2e > %g" % (agreement["feature_error"],
                                                      tolerance["feature_error"]))

@@ -42,6 +42,10 @@ def test_tolerances_are_a_ceiling_and_a_floor():
     assert problems == ["feature error 1.00e-01 > 0.05", "top-1 agreement 0.400 < 0.5"]
     assert calibration.within({"feature_error": float("nan"), "top1_agreement": 1.0},
                               tolerance)
+    (unquantized,) = calibration.within({"feature_error": 3e-7, "top1_agreement": 1.0},
+                                        tolerance)
+    assert unquantized == "feature error 3.0e-07: no int8 rounding shows, the model ran " \
+        "unquantized"
 
 
 class Task(object):
