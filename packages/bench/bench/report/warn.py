@@ -69,6 +69,9 @@ def warnings(grid: Grid):
 
 
 def markdown(lines) -> str:
+    """`Warning: ...` for one, a list under `Warnings:` for more."""
     if not lines:
         return ""
+    if len(lines) == 1:
+        return f"Warning: {lines[0]}\n"
     return "Warnings:\n\n" + "\n".join(f"- {line}" for line in lines) + "\n"
