@@ -153,6 +153,10 @@ def run(argv) -> int:
         print(run_help())
         return 0
     argv = ["--help" if arg == "--hydra-help" else arg for arg in argv]  # Hydra's app help
+    # the overrides after Hydra's flags: its parser takes them in one place only
+    # (`task=cnn --cfg job precision=bf16` would be "unrecognized arguments")
+    overrides = [arg for arg in argv if "=" in arg and not arg.startswith("-")]
+    argv = [arg for arg in argv if arg not in overrides] + overrides
     from .report import sweep_summary
     from .run import main as hydra_app
     from .run import overrides, sweep

@@ -10,7 +10,8 @@ def one_line_refusal(run):
     assert run.returncode == 2, run.output
     assert not (run.cwd / "results").exists(), run.output
     lines = run.output.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("bench: "), run.output
+    assert len(lines) == 1 and lines[0].split(": ")[0] in ("bench", "tune", "prepare"), \
+        run.output
     return lines[0]
 
 
@@ -44,6 +45,7 @@ def test_schemas_are_not_offered_as_options(run_bench):
     (["task.epochs=abc"], "task.epochs=abc: Value 'abc' of type 'str' could not be converted "
                           "to Integer"),
     (["seed=[1"], "seed=[1: not an override Hydra can read"),
+    (["=cnn"], "=cnn: an override is key=value, and this one has no key"),
     # Hydra: "Ambiguous value for argument", three numbered lines
     (["task=cnn,rnn"], "task=cnn,rnn: a list of values is a sweep: add -m (python -m bench -m "
                        "task=cnn,rnn ...)"),
@@ -57,6 +59,31 @@ def test_a_config_error_is_one_line_with_the_closest_valid_key_and_exit_2(run_be
     line = one_line_refusal(run_bench(*FAST, *args))
     assert expected in line, line
     assert "Config search path" not in line and "HYDRA_FULL_ERROR" not in line
+
+
+@pytest.mark.parametrize("args, expected", [
+    (["tune", "framework=fake", "task=cnnn"], "tune: task=cnnn: task has no option 'cnnn'; did "
+                                              "you mean task=cnn?"),
+    (["tune", "framework=pytorch", "task=rnn"], "tune: framework=pytorch: framework has no "
+                                                "option 'pytorch'; did you mean framework=torch?"),
+    (["tune", "framework=fake", "task=rnn,cnn"], "tune: task=rnn,cnn: one value only here"),
+    (["tune", "framework=fake", "task=rnn", "task.epochs=abc"], "tune: Error merging override "
+                                                                "task.epochs=abc: Value 'abc'"),
+    (["prepare", "task=cnn", "precison=bf16"], "prepare: precison=bf16: precison is not a key "
+                                               "of the config; did you mean precision?"),
+])
+def test_sub_commands_taking_overrides_say_a_config_error_the_same_way(run_bench, args,
+                                                                       expected):
+    line = one_line_refusal(run_bench(*args))
+    assert line.startswith(expected), line
+
+
+def test_overrides_may_follow_hydra_s_flags(run_bench):
+    """Hydra's parser takes the overrides in one place: `... --cfg job task=rnn` would be
+    "unrecognized arguments: task=rnn"."""
+    run = run_bench("framework=fake", "--cfg", "job", "task=rnn")
+    assert run.returncode == 0, run.output
+    assert "task:\n  name: rnn\n" in run.output and "framework:\n  name: fake\n" in run.output
 
 
 def test_adding_an_unknown_key_is_refused_like_setting_one(run_bench):

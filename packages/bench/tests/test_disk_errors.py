@@ -113,3 +113,22 @@ def test_peak_with_read_only_results_or_cache_is_one_line(run_bench, own_cache, 
         f"peak: the host peak's directory cannot be written: {not_a_dir} is a file, where a "
         f"directory is needed; --cache-dir DIR (or BENCH_CACHE_DIR) puts it elsewhere"]
     assert not list(cache.rglob("peak.json")) and not list(results.iterdir())
+
+
+def test_verify_and_prepare_that_cannot_write_are_one_line(run_bench, tmp_path):
+    results = tmp_path / "results"
+    results.mkdir()
+    run = run_bench("verify", "--frameworks", "fake", "--tasks", "cnn", "--steps", "0",
+                    read_only=[results])
+    assert run.returncode == 1, run.output
+    assert run.output.strip().splitlines() == [
+        f"verify: verify's directory cannot be written: {results} is on a read-only file "
+        f"system; --out DIR puts it elsewhere"]
+    not_a_dir = tmp_path / "a-file"
+    not_a_dir.write_text("")
+    run = run_bench("prepare", "task=cnn", "preset=smoke", f"data.cache_dir={not_a_dir}")
+    assert run.returncode == 1, run.output
+    assert run.output.strip().splitlines() == [
+        f"prepare cnn data=synthetic: the data cache cannot be written: {not_a_dir} is a file, "
+        f"where a directory is needed; data.cache_dir=DIR (or BENCH_CACHE_DIR) puts it "
+        f"elsewhere"]

@@ -37,8 +37,11 @@ def closest(word, choices):
     return lower[found[0]] if found else None
 
 
-def check(argv):
-    """ValueError, one line, for the first problem of argv's overrides."""
+def check(argv, sweeps=None):
+    """ValueError, one line, for the first problem of argv's overrides. sweeps: whether a
+    list of values may sweep (default: whether argv has -m; `prepare` prepares each)."""
+    a_run = sweeps is None  # the command line of a run, not of a sub-command
+    sweeps = any(a in MULTIRUN for a in argv) if sweeps is None else sweeps
     options = groups()
     chosen = _defaults(options)
     parsed = []
@@ -54,16 +57,19 @@ def check(argv):
         if override.package is not None:  # key@package=value: Hydra's to check
             continue
         values = _values(override)
-        if override.is_sweep_override() and not any(a in MULTIRUN for a in argv):
-            raise ValueError(f"{text}: a list of values is a sweep: add -m (python -m bench "
-                             f"-m {text} ...)")
+        if override.is_sweep_override() and not sweeps:
+            example = f"python -m bench -m {text} ..."
+            raise ValueError(f"{text}: a list of values is a sweep: add -m ({example})" if a_run
+                             else f"{text}: one value only here (a list of values is a sweep "
+                                  f"of runs: {example})")
         if override.key_or_group in options and values is not None:
             chosen[override.key_or_group] = values
         parsed.append((text, override, values))
     for text, override, values in parsed:
         key = override.key_or_group
         if key in options:
-            _check_options(text, key, values, options[key], argv)
+            _check_options(text, key, values, options[key], sweeps or any(
+                a in SHOWING for a in argv))
         elif override.type != OverrideType.DEL:
             _check_key(text, key, override.type, chosen)
 
@@ -119,7 +125,7 @@ def _values(override):
     return values
 
 
-def _check_options(text, group, values, options, argv):
+def _check_options(text, group, values, options, preset_allowed):
     if values is None:
         return
     for value in values:
@@ -128,8 +134,7 @@ def _check_options(text, group, values, options, argv):
             raise ValueError(f"{group}={value}: {group} has no option {value!r}"
                              + (f"; did you mean {group}={near}?" if near else "")
                              + f" ({group}: {', '.join(options)})")
-    if group == "comparison" and values != [None] and not any(
-            a in MULTIRUN + SHOWING for a in argv):
+    if group == "comparison" and values != [None] and not preset_allowed:
         raise ValueError(f"{text}: a comparison preset is a sweep over every installed "
                          f"framework; run it with -m: python -m bench -m {text}")
 
@@ -138,6 +143,8 @@ def _check_key(text, key, kind, chosen):
     """The key's path through the schemas: every part a field, down to an open mapping (a
     framework's `env`, ...); `+` only where the key is not there yet."""
     head, *rest = key.split(".")
+    if not head:
+        raise ValueError(f"{text}: an override is key=value, and this one has no key")
     fields = {f.name: f.type for f in dataclasses.fields(config.Config)}
     if head not in fields:
         near = closest(head, fields)

@@ -14,10 +14,10 @@ from hydra.core.override_parser.overrides_parser import OverridesParser
 from hydra.errors import HydraException
 from omegaconf.errors import OmegaConfBaseException
 
-from .. import data
+from .. import data, files
 from ..console import subcommand
 from ..errors import BenchError
-from ..run import config
+from ..run import config, overrides
 
 
 def combinations(overrides):
@@ -52,9 +52,10 @@ def parser():
 @subcommand
 def main(argv):
     args = parser().parse_args(argv)
-    verify, overrides = args.verify, args.overrides
+    verify = args.verify
     try:
-        runs = combinations(overrides)
+        overrides.check(args.overrides, sweeps=True)  # a list: each value prepared
+        runs = combinations(args.overrides)
     except (HydraException, ValueError) as exc:
         print(f"prepare: {exc}", file=sys.stderr)
         return 2
@@ -70,9 +71,14 @@ def main(argv):
                 print(f"prepare {label}: {exc}", file=sys.stderr, flush=True)
                 status = 1
                 continue
+            except OSError as exc:  # a cache that is a file, or read-only
+                print(f"prepare {label}: the data cache cannot be written: "
+                      f"{files.path_problem(exc) or exc}; data.cache_dir=DIR (or "
+                      f"BENCH_CACHE_DIR) puts it elsewhere", file=sys.stderr, flush=True)
+                return 1
             print(f"prepare {label}: {prepared['description']} in {prepared['cache_entry']}",
                   flush=True)
     except (HydraException, OmegaConfBaseException) as exc:
-        print(f"prepare: {exc}", file=sys.stderr)
+        print(f"prepare: {overrides.hydra_error(exc)}", file=sys.stderr)
         return 2
     return status

@@ -12,6 +12,7 @@ needs no change here.
 import argparse
 import dataclasses
 import json
+import sys
 import time
 from pathlib import Path
 
@@ -19,7 +20,7 @@ import numpy as np
 
 from bench_shared import calibration, contract, reference, reference_train, spec, weights
 
-from .. import conf_dir
+from .. import conf_dir, files
 from ..console import subcommand, text_table
 from ..errors import BenchError
 from ..run import benchmark, capabilities, config, environments, launch, worker_env
@@ -191,8 +192,8 @@ def main(argv):
                     "loaded and exported bit-identically, a fixed batch predicted, the parameter "
                     "count, and N training steps' losses (framework=a,b and task=... work as "
                     "the flags do).",
-        epilog="exit status: 0; 1 when a check fails or errs; 2 a bad command line. Frameworks "
-               "not installed are reported as such, not failed.")
+        epilog="exit status: 0; 1 when a check fails or errs, or --out cannot be written; 2 a "
+               "bad command line. Frameworks not installed are reported as such, not failed.")
     parser.add_argument("--frameworks", default=",".join(capabilities.framework_names()),
                         metavar="A,B", help="comma-separated (default: every framework)")
     parser.add_argument("--tasks", default=",".join(spec.TASKS), metavar="A,B",
@@ -217,6 +218,11 @@ def main(argv):
         parser.error(f"unknown framework(s) {unknown}; known: {', '.join(known)}")
     # absolute: the workers start in their own run directories
     out_dir = Path(args.out or f"results/verify/{time.strftime('%Y-%m-%d_%H-%M-%S')}").absolute()
+    try:
+        files.check_writable(out_dir, "verify's directory", "--out DIR puts it elsewhere")
+    except files.NotWritable as exc:
+        print(f"verify: {exc}", file=sys.stderr)
+        return 1
     out_dir.mkdir(parents=True, exist_ok=True)
     precision = config.compose([f"precision={args.precision}"]).precision
     quantized = args.precision in contract.QUANTIZED

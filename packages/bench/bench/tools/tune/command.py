@@ -17,7 +17,16 @@ from tqdm import tqdm
 from ... import files, signals
 from ...console import bars_fit, subcommand
 from ...errors import BenchError
-from ...run import benchmark, capabilities, config, environments, profiles, sweep, sysinfo
+from ...run import (
+    benchmark,
+    capabilities,
+    config,
+    environments,
+    overrides,
+    profiles,
+    sweep,
+    sysinfo,
+)
 from ...run.config import override_key
 from . import profile, table
 from .candidates import GRID_LIMIT, TuneError, label, settings_key, show, space, with_value
@@ -352,11 +361,16 @@ def _parse(argv):
 
 @subcommand
 def main(argv):
-    args, overrides = _parse(argv)
+    args, command_line = _parse(argv)
+    try:
+        overrides.check(command_line, sweeps=False)
+    except ValueError as exc:  # a key or an option conf/ does not have: one line
+        print(f"tune: {exc}", file=sys.stderr, flush=True)
+        return 2
     signals.install()
     tune = None
     try:
-        tune = Tune(args, overrides)
+        tune = Tune(args, command_line)
         tune.check_writable()
         # one tune per working file at a time: a second one stops and names the first
         with files.locked(profiles.working_path(tune.profile), timeout_s=0,
@@ -377,7 +391,8 @@ def main(argv):
         print(f"tune: {exc}", file=sys.stderr, flush=True)
         return 2
     except Exception as exc:  # a bad override: Hydra's or OmegaConf's message, one line
-        if type(exc).__module__.split(".")[0] not in ("hydra", "omegaconf"):
+        line = overrides.hydra_error(exc)
+        if line is None:
             raise
-        print(f"tune: {type(exc).__name__}: {exc}", file=sys.stderr, flush=True)
+        print(f"tune: {line}", file=sys.stderr, flush=True)
         return 2
