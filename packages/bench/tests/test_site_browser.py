@@ -155,7 +155,7 @@ def test_sorting_a_column_reorders_the_rows(loaded):
     th = loaded.find_element(By.CSS_SELECTOR, 'table.results th[data-sort-index="1"]')
     assert th.get_attribute("aria-sort") == "descending"
     # RNN accuracy: only PyTorch has one; failed and unsupported stay below either way
-    rnn_accuracy = loaded.find_elements(By.CSS_SELECTOR, "table.results thead tr")[2] \
+    rnn_accuracy = loaded.find_elements(By.CSS_SELECTOR, "table.results thead tr")[-1] \
         .find_elements(By.TAG_NAME, "th")[-1]
     rnn_accuracy.find_element(By.TAG_NAME, "button").click()
     assert _framework_order(loaded)[0] == "PyTorch"
@@ -199,3 +199,42 @@ def test_a_results_only_page_with_every_comparison_loads_without_errors(browser,
     assert not browser.find_elements(By.ID, "code")
     assert browser.find_elements(By.CSS_SELECTOR, "table.results thead th button")
     browser.save_screenshot(str(tmp_path / "results-only.png"))
+
+
+def test_a_legend_entry_hides_and_shows_its_learning_curve(browser, tmp_path):
+    """The learning curves are SVG in the page: every point has its values in a <title>, and a
+    legend button hides its line in both charts, then shows it again."""
+    import json
+
+    results = write_results(tmp_path / "results")
+    for path in results.rglob("result.json"):
+        result = json.loads(path.read_text())
+        if result["status"] == "ok" and result["config"]["task"]["kind"] == "train":
+            seconds = result["stats"]["train_seconds"]
+            result["curve"] = [{"epoch": e, "step": 10 * e, "train_seconds": seconds * e / 3,
+                                "accuracy": result["accuracy"] - 0.1 * (3 - e),
+                                "loss": 1.0 / e} for e in (1, 2, 3)]
+            result["stats"].update(quality_target=0.6, target_reached=True,
+                                   time_to_target_s=seconds / 3, target_epoch=1)
+            path.write_text(json.dumps(result))
+    out = tmp_path / "curves"
+    proc = subprocess.run([sys.executable, "-m", "bench", "report", str(results), "--html",
+                           str(out), "--no-code", "--out", str(tmp_path / "md")],
+                          capture_output=True, text=True, timeout=300, cwd=tmp_path,
+                          env={k: v for k, v in os.environ.items() if not k.startswith("BENCH_")})
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    browser.get((out / "index.html").as_uri())
+    assert [e for e in browser.get_log("browser") if e["level"] in ("SEVERE", "WARNING")] == []
+    figure = browser.find_element(By.CSS_SELECTOR, 'figure.curves[data-task="cnn"]')
+    series = 'g.series[data-series="0"]'
+    assert len(_visible(browser, figure, series)) == 2  # accuracy and loss
+    titles = browser.execute_script(
+        "return Array.from(arguments[0].querySelectorAll('circle > title'))"
+        ".map(t => t.textContent)", figure)
+    assert titles and all(" s, test " in t for t in titles)
+    button = figure.find_element(By.CSS_SELECTOR, 'button[data-series="0"]')
+    button.click()
+    assert button.get_attribute("aria-pressed") == "false"
+    assert _visible(browser, figure, series) == []
+    button.click()
+    assert len(_visible(browser, figure, series)) == 2
