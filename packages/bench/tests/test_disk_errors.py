@@ -40,13 +40,23 @@ def test_a_read_only_results_directory_is_one_line_before_anything_runs(run_benc
     warning, or 'An error occurred during Hydra's exception formatting'."""
     results = tmp_path / "results"
     results.mkdir()
-    for args, what in [((*FAST, "task=cnn"), "run"), (("-m", *FAST, "task=cnn"), "sweep")]:
+    for args, what in [((*FAST, "task=cnn"), "run's directory (in results/runs)"),
+                       (("-m", *FAST, "task=cnn"), "sweep's directory results/sweeps/"
+                                                   "framework=fake_preset=smoke_task=cnn")]:
         run = run_bench(*args, read_only=[results])
         assert run.returncode == 1, run.output
+        key = "hydra.sweep.dir" if "-m" in args else "hydra.run.dir"
         assert run.output.strip().splitlines() == [
-            f"bench: the {what}'s directory (in results/{what}s) cannot be written: {results} "
-            f"is on a read-only file system; hydra.{what}.dir=DIR puts it elsewhere"]
+            f"bench: the {what} cannot be written: {results} is on a read-only file system; "
+            f"{key}=DIR puts it elsewhere"]
     assert not list(results.iterdir())
+    # a sweep's own directory, there already (a shared results tree): its lock, Hydra's record
+    shared = results / "sweeps" / "shared"
+    shared.mkdir(parents=True)
+    run = run_bench("-m", *FAST, "task=cnn", "sweep=shared", read_only=[shared])
+    assert run.returncode == 1 and run.output.strip().splitlines() == [
+        f"bench: the sweep's directory results/sweeps/shared cannot be written: {shared} is on "
+        f"a read-only file system; hydra.sweep.dir=DIR puts it elsewhere"], run.output
     # a directory given on the command line, under a file
     (tmp_path / "a-file").write_text("")
     run = run_bench(*FAST, "task=cnn", f"hydra.run.dir={tmp_path / 'a-file' / 'run'}")

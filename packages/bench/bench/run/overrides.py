@@ -17,7 +17,7 @@ from hydra.errors import HydraException
 from omegaconf import OmegaConf
 
 from .. import conf_dir, files
-from . import config
+from . import config, sweep
 
 MULTIRUN = ("-m", "--multirun")
 SHOWING = ("--cfg", "-c", "--info", "-i")  # Hydra prints the config and runs nothing
@@ -75,21 +75,31 @@ def check(argv, sweeps=None):
 
 
 def check_results_dir(argv):
-    """The directory Hydra creates the run's directory in (a sweep's: the sweep's), tried
-    before Hydra starts: files.NotWritable naming it and why, instead of Hydra's traceback
-    from a resolver or its sweeper."""
+    """Where Hydra puts the run's directory (in results/runs, or hydra.run.dir's parent), or
+    the sweep's (results/sweeps/<its name>, or hydra.sweep.dir), tried before Hydra starts:
+    files.NotWritable naming it and why, instead of Hydra's traceback from a resolver, a
+    callback's warning or its sweeper."""
     if any(a in NOT_RUNNING for a in argv):
         return
-    sweep = any(a in MULTIRUN for a in argv)
-    key = "hydra.sweep.dir" if sweep else "hydra.run.dir"
+    multirun = any(a in MULTIRUN for a in argv)
+    key = "hydra.sweep.dir" if multirun else "hydra.run.dir"
     given = next((a.split("=", 1)[1] for a in argv if a.split("=", 1)[0].lstrip("+") == key),
                  None)
-    if given is None:
-        directory = Path("results/sweeps" if sweep else "results/runs")
-    else:  # the part before any interpolation, up to its last directory
+    if given is not None and multirun:
+        what = directory = Path(given.split("${", 1)[0] or ".")
+    elif given is not None:  # the part before any interpolation, up to its last directory
         directory = Path(os.path.dirname(given.split("${", 1)[0]) or ".")
-    files.check_writable(directory, f"the {'sweep' if sweep else 'run'}'s directory (in "
-                         f"{directory})", f"{key}=DIR puts it elsewhere")
+        what = f"the run's directory (in {directory})"
+    elif multirun:  # its name as the resolver makes it (bench.run.sweep.sweep_name)
+        task = [a for a in argv if "=" in a and not a.startswith("-")
+                and not a.lstrip("+~").startswith("hydra")]
+        name = next((a.split("=", 1)[1] for a in task if a.split("=", 1)[0] == "sweep"), None)
+        directory = Path("results/sweeps") / sweep.sweep_name(name, task)
+        what = f"the sweep's directory {directory}"
+    else:
+        directory = Path("results/runs")
+        what = f"the run's directory (in {directory})"
+    files.check_writable(directory, str(what), f"{key}=DIR puts it elsewhere")
 
 
 def _defaults(options):
