@@ -9,7 +9,7 @@ def test_unsupported_precision_names_the_supported_ones(run_bench):
     assert run.returncode == 2
     assert run.result["status"] == "unsupported"
     assert run.result["error"] == ("precision=bf16 is not supported by framework=fake on "
-                                   "device=cpu; supported there: fp32")
+                                   "device=cpu; supported there: fp32, int8")
     assert "worker" not in run.result and "output_tail" not in run.result  # nothing started
 
 
