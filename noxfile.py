@@ -4,7 +4,7 @@ framework=<name>` then finds in .nox/<env>; `--install-only` builds it without t
 
     nox                           # the whole test suite (what .ci/run runs)
     nox -s torch --install-only   # just build the PyTorch environment
-    nox -s tensorflow_extended    # the tests too slow for every commit (see `extended`)
+    nox -s tensorflow_extended    # the tests too slow for every commit (`slow_tests`)
     nox -s slurm                  # a one-host Slurm cluster, driven through the CLI
     nox -s lock -- torch          # resolve locks/torch.txt again, after changing its pins
 
@@ -82,7 +82,6 @@ class Env:
     test_env: tuple = ()  # (variable, value) for the tests; "{venv}": the environment's path
     also_tests: tuple = ()  # folders run by a second pytest here (test file names may clash)
     pytest_args: tuple = ()
-    extended: Optional[str] = None  # -k of tests too slow for every commit: `<env>_extended`
     e2e: Optional[str] = None  # worker-only: these tests run from `<env>_e2e`, our interpreter
     e2e_also: tuple = ()  # worker-only environments whose end-to-end runs this session drives
     install_step: tuple = ()  # run in the environment after installing (--install-only too)
@@ -97,15 +96,12 @@ ENVIRONMENTS = {
         requires=("tensorflow-cpu==2.21.0", KERAS),
         overrides=(("BENCH_TENSORFLOW_REQUIREMENT", "tensorflow-cpu"),),
         also_tests=("packages/keras/tests", "packages/keras_layers/tests"),
-        test_env=(("KERAS_BACKEND", "tensorflow"),),
-        extended="densenet and (training_steps or smoke_run_learns_and_reports or "
-                 "two_processes and tensorflow)"),
+        test_env=(("KERAS_BACKEND", "tensorflow"),)),
     "keras_jax": Env(
         package="packages/keras", depends=("packages/keras_layers",),
         requires=(KERAS, "jax==0.10.2", "jaxlib==0.10.2"),
         overrides=(("BENCH_JAX_REQUIREMENT", "jax"),),
-        test_env=(("KERAS_BACKEND", "jax"),),
-        extended="densenet and (training_steps or two_processes)"),
+        test_env=(("KERAS_BACKEND", "jax"),)),
     "keras_torch": Env(
         package="packages/keras", depends=("packages/keras_layers",),
         requires=(KERAS, TORCH), overrides=(("BENCH_TORCH_REQUIREMENT", "torch"),),
@@ -113,8 +109,7 @@ ENVIRONMENTS = {
     "flax": Env(
         package="packages/flax",
         requires=("jax[cpu]==0.10.2", "jaxlib==0.10.2", "flax==0.12.8", "optax==0.2.8"),
-        overrides=(("BENCH_JAX_REQUIREMENT", "jax"),),
-        extended="densenet and (training_steps or two_processes)"),
+        overrides=(("BENCH_JAX_REQUIREMENT", "jax"),)),
     "mxnet": Env(
         package="packages/mxnet", runtime_tests=True,
         requires=("numpy==1.23.5", "mxnet==1.9.1"),
@@ -150,8 +145,7 @@ ENVIRONMENTS = {
         requires=("numpy==1.23.5", "scipy==1.10.1", "Theano==1.0.5", "lasagne==0.1",
                   *KERAS2_PY311),
         test_env=(("KERAS_BACKEND", "theano"),),
-        also_tests=("packages/theano/tests", "packages/keras2/tests"),
-        extended="keras_theano and (rnn or resnet50) or smoke_run and lasagne and rnn"),
+        also_tests=("packages/theano/tests", "packages/keras2/tests")),
     "onnxruntime": Env(
         package="packages/onnxruntime",
         requires=("onnxruntime==1.32.0", "onnx==1.23.2", "numpy==2.4.6"),
@@ -179,6 +173,10 @@ def declared(key):
 R_ROWS = set(declared("r_models"))  # rows written in R: their session is `r`
 R_ENVIRONMENTS = {declared("nox_session")[fw] for fw in R_ROWS}  # the environments they drive
 SYSTEM = declared("system")  # framework -> {dependency: "always" or "devices"}
+# frameworks that declare tests too slow for every commit (`slow_tests`, which the shared suites
+# mark `slow`): their environment's `<env>_extended` session runs those, the default one not
+SLOW = {path.stem for path in (ROOT / "conf" / "framework").glob("*.yaml")
+        if re.search(r"^slow_tests:", path.read_text(), re.M)}
 FRAMEWORKS = {env: [fw for fw, session in declared("nox_session").items()
                     if session == env and fw not in R_ROWS] for env in ENVIRONMENTS}
 unknown = sorted(set(declared("nox_session").values()) - set(ENVIRONMENTS))
@@ -498,12 +496,11 @@ def framework_session(name, env, extended=False):
         variables["BENCH_TEST_FRAMEWORKS"] = ",".join(FRAMEWORKS[name])  # in-process
         variables["BENCH_E2E_FRAMEWORKS"] = ",".join(e2e_frameworks(name, env))  # workers
         if extended:
-            pytest(session, *env.pytest_args, *tests(name, env), "-k", env.extended,
+            pytest(session, *env.pytest_args, *tests(name, env), "-m", "slow",
                    *session.posargs, env=variables)
             return
-        selection = ["-k", f"not ({env.extended})"] if env.extended else []
-        pytest(session, *env.pytest_args, *tests(name, env), *selection, *session.posargs,
-               env=variables)
+        pytest(session, *env.pytest_args, *tests(name, env), "-m", "not slow",
+               *session.posargs, env=variables)
         for folder in env.also_tests:
             pytest(session, *env.pytest_args, folder, *session.posargs, env=variables)
 
@@ -520,7 +517,7 @@ def e2e_session(name, env):
         if why_not:
             session.skip(why_not)
         install(session, "core", RUNTIME)
-        pytest(session, SHARED_E2E, env.e2e, *session.posargs,
+        pytest(session, SHARED_E2E, env.e2e, "-m", "not slow", *session.posargs,
                env={"BENCH_E2E_FRAMEWORKS": ",".join(FRAMEWORKS[name])})
 
     run.__doc__ = (f"`python -m bench` from this interpreter with the {name} environment's "
@@ -537,13 +534,13 @@ def r(session):
     if why:
         session.skip(f"framework={', '.join(sorted(R_ROWS))}: {why}; session skipped")
     install(session, "core", RUNTIME)
-    pytest(session, SHARED_E2E, "packages/r/tests", *session.posargs,
+    pytest(session, SHARED_E2E, "packages/r/tests", "-m", "not slow", *session.posargs,
            env={"BENCH_E2E_FRAMEWORKS": ",".join(sorted(R_ROWS))})
 
 
 for _name, _env in ENVIRONMENTS.items():
     globals()[_name] = framework_session(_name, _env)
-    if _env.extended:
+    if any(fw in SLOW for fw in FRAMEWORKS[_name]):
         globals()[f"{_name}_extended"] = framework_session(_name, _env, extended=True)
     if _env.e2e:
         globals()[f"{_name}_e2e"] = e2e_session(_name, _env)

@@ -35,14 +35,29 @@ unknown = sorted(set(SELECTED) - set(DECLARED))
 if unknown:
     raise ValueError("BENCH_TEST_FRAMEWORKS names %s, which conf/framework/ does not declare"
                      % unknown)
-CASES = [(name, task, check)
+
+
+def slow(name, task, test):
+    """Whether conf/framework/<name>.yaml lists this test of this task among its slow ones
+    (`slow_tests`: task -> test names, `all` for every one): marked `slow`, they run in the
+    `<env>_extended` session, not the default one."""
+    listed = (DECLARED[name].get("slow_tests") or {}).get(task) or []
+    return "all" in listed or test in listed
+
+
+def case(name, task, test, value):
+    return pytest.param(name, task, value,
+                        marks=[pytest.mark.slow] if slow(name, task, test) else [])
+
+
+CASES = [case(name, task, check, check)
          for name in (SELECTED or sorted(DECLARED))
          for task in sorted(spec.TASKS) if task in DECLARED[name]["capabilities"]["tasks"]
          for check in sorted(conformance.CHECKS)
          if spec.TASKS[task].kind == "train" or check not in conformance.TRAINING_ONLY]
 # every precision other than fp32 that a framework declares on the CPU, for each task it runs
 # there: against the reference within that precision's tolerances
-PRECISION_CASES = [(name, task, precision)
+PRECISION_CASES = [case(name, task, "precision", precision)
                    for name in (SELECTED or sorted(DECLARED))
                    for precision in DECLARED[name]["capabilities"]["precisions"].get("cpu", [])
                    if precision != "fp32"

@@ -2,6 +2,7 @@
 that installs it (nox in a subprocess)."""
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -45,3 +46,20 @@ def test_sessions_whose_system_package_is_missing_skip_with_its_install_line(tmp
     assert "CPython 3.7 is missing" in output
     assert "R and reticulate is missing (Rscript is not on PATH): `apt-get install " \
            "--no-install-recommends r-base-core r-cran-reticulate" in output
+
+
+def test_ci_asks_the_project_which_system_packages_are_missing(tmp_path):
+    """.ci/run installs what bench/run/system.py finds missing (the checks the sessions' skips
+    and `envs` make), not checks of its own: on a PATH without any of them, every Debian
+    package of every dependency."""
+    root = Path(__file__).resolve().parents[3]
+    script = (root / ".ci" / "run").read_text()
+    assert "system.py --apt-missing" in script
+    assert "command -v mpiexec" not in script and "ldconfig" not in script
+    done = subprocess.run([sys.executable, str(root / "packages/bench/bench/run/system.py"),
+                           "--apt-missing"], capture_output=True, text=True,
+                          env={"PATH": str(tmp_path)})
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["openmpi-bin", "libopenmpi3", "r-base-core",
+                                   "r-cran-reticulate", "libopenblas0-pthread", "chromium",
+                                   "chromium-driver", "slurm-wlm", "munge"]

@@ -35,9 +35,18 @@ DATA_PARALLEL = [name for name in SELECTED
                  if "densenet" in capabilities.declared(name)["capabilities"]["tasks"]
                  and "cpu" in (capabilities.declared(name)["capabilities"].get("data_parallel")
                                or {})]
+
+
+def marks(name, task, test):
+    """`slow` where conf/framework/<name>.yaml lists this test of this task among its slow ones
+    (`slow_tests`, `all` for every one): the `<env>_extended` session runs those."""
+    listed = (capabilities.declared(name).get("slow_tests") or {}).get(task) or []
+    return [pytest.mark.slow] if "all" in listed or test in listed else []
+
+
 # one DenseNet run per framework: on two devices where it trains data-parallel on a CPU (the
 # one-device code is the same step; the conformance suite checks it against the reference)
-CASES = [(name, task) for name in SELECTED
+CASES = [pytest.param(name, task, marks=marks(name, task, "smoke_run")) for name in SELECTED
          for task in spec.TASKS if task in capabilities.declared(name)["capabilities"]["tasks"]
          and not (task == "densenet" and name in DATA_PARALLEL)]
 
@@ -77,7 +86,8 @@ def test_smoke_run_learns_and_reports(run_bench, name, task):
 
 @pytest.mark.skipif(not DATA_PARALLEL, reason="no selected framework declares data-parallel "
                     "training on a CPU")
-@pytest.mark.parametrize("name", DATA_PARALLEL or ["none"])
+@pytest.mark.parametrize("name", [pytest.param(name, marks=marks(name, "densenet", "two_processes"))
+                                  for name in DATA_PARALLEL] or ["none"])
 def test_two_processes_train_densenet_as_one_run(run_bench, name):
     """devices=2 on a CPU, launched as the framework declares: two workers, each on its share
     of the cores, or one driving both devices (one_process), joined by the framework's own

@@ -172,6 +172,9 @@ class FrameworkConfig:
     # task -> overrides the shared end-to-end tests add where the smoke preset is too slow on a
     # CPU (packages/bench/tests_frameworks); the code path is the same
     test_overrides: Dict[str, List[str]] = field(default_factory=dict)
+    # task -> the shared test suites' tests too slow for every commit (conformance checks,
+    # smoke_run, two_processes; all: every one), marked `slow`: `nox -s <env>_extended`
+    slow_tests: Dict[str, List[str]] = field(default_factory=dict)
     # a row written in R (packages/r/<r_models>/<task>.R): its worker is `Rscript
     # packages/r/worker.R run.json`, driving this environment's Python through reticulate
     r_models: Optional[str] = None

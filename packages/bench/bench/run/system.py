@@ -5,17 +5,22 @@ run that needs one (its error names the line) and by the noxfile (a session whos
 is missing skips, saying the line). A framework lists its own in conf/framework/<fw>.yaml
 (`system: [mpi]`).
 
-Standard library only: the noxfile loads this file by path, without bench's dependencies.
+Standard library only: the noxfile loads this file by path, without bench's dependencies, and
+.ci/run runs it as a script to learn which Debian packages to install:
+
+    python3 packages/bench/bench/run/system.py --apt-missing   # the packages of what is missing
 """
 import functools
 import glob
 import os
 import shutil
 import subprocess
+import sys
 from collections import namedtuple
 
 APT = "apt-get install --no-install-recommends"
-Dependency = namedtuple("Dependency", "title install find")
+# install: the line a user runs; packages: the Debian packages in it (None: not from apt)
+Dependency = namedtuple("Dependency", "title install find packages")
 
 
 def _run(command, timeout=60):
@@ -57,6 +62,9 @@ def find_mpi():
     version = ((out.stdout + out.stderr).strip() if out else "") or "no version"
     if "Open MPI" not in version and "OpenRTE" not in version:
         return None, f"{path} is not Open MPI's mpiexec ({version.splitlines()[0]})"
+    libraries = _run(["ldconfig", "-p"]) or _run(["/sbin/ldconfig", "-p"])
+    if libraries and "libmpi_cxx.so.40 " not in libraries.stdout:  # CNTK's, through its shim
+        return None, "Open MPI's C++ library (libmpi_cxx.so.40, libopenmpi3) is not installed"
     return path, version.splitlines()[0]
 
 
@@ -77,6 +85,10 @@ def find_r():
         return None, "R's reticulate package is not installed"
     if out.returncode != 0:
         return None, f"{path} failed: {(out.stderr or out.stdout).strip()[-200:]}"
+    if shutil.which("dpkg-query"):  # Debian: R's BLAS for the R rows, the pthread OpenBLAS
+        blas = _run(["dpkg-query", "-W", "-f=${Status}", "libopenblas0-pthread"])
+        if not blas or "install ok installed" not in blas.stdout:
+            return None, "libopenblas0-pthread (R's BLAS for the R rows) is not installed"
     return path, "R with reticulate"
 
 
@@ -110,16 +122,21 @@ def _found_python(version):
     return find
 
 
+def _apt(title, packages, find):
+    return Dependency(title, f"{APT} {' '.join(packages)}", find, tuple(packages))
+
+
 DEPENDENCIES = {
-    "mpi": Dependency("Open MPI", f"{APT} openmpi-bin libopenmpi3", find_mpi),
-    "r": Dependency("R and reticulate",
-                    f"{APT} r-base-core r-cran-reticulate libopenblas0-pthread", find_r),
-    "python3.6": Dependency("CPython 3.6", "pyenv install 3.6.15", _found_python("3.6")),
-    "python3.7": Dependency("CPython 3.7", "pyenv install 3.7.17", _found_python("3.7")),
-    "python3.11": Dependency("CPython 3.11", "pyenv install 3.11.7", _found_python("3.11")),
-    "chromium": Dependency("Chromium", f"{APT} chromium chromium-driver", find_chromium),
+    "mpi": _apt("Open MPI", ("openmpi-bin", "libopenmpi3"), find_mpi),
+    "r": _apt("R and reticulate", ("r-base-core", "r-cran-reticulate", "libopenblas0-pthread"),
+              find_r),
+    "python3.6": Dependency("CPython 3.6", "pyenv install 3.6.15", _found_python("3.6"), None),
+    "python3.7": Dependency("CPython 3.7", "pyenv install 3.7.17", _found_python("3.7"), None),
+    "python3.11": Dependency("CPython 3.11", "pyenv install 3.11.7", _found_python("3.11"),
+                             None),
+    "chromium": _apt("Chromium", ("chromium", "chromium-driver"), find_chromium),
     # the Slurm session's cluster (noxfile.py `slurm`): daemons, commands and MUNGE's auth
-    "slurm": Dependency("Slurm", f"{APT} slurm-wlm munge", find_slurm),
+    "slurm": _apt("Slurm", ("slurm-wlm", "munge"), find_slurm),
 }
 
 
@@ -131,3 +148,15 @@ def missing(name):
     if path:
         return None
     return f"{dependency.title} is missing ({detail}): `{dependency.install}`"
+
+
+def apt_missing():
+    """The Debian packages of every dependency that is missing here (what .ci/run installs)."""
+    return [package for dependency in DEPENDENCIES.values() if dependency.packages
+            and not dependency.find()[0] for package in dependency.packages]
+
+
+if __name__ == "__main__":
+    if sys.argv[1:] != ["--apt-missing"]:
+        sys.exit("usage: python3 system.py --apt-missing")
+    print(" ".join(apt_missing()))
