@@ -40,9 +40,10 @@ def write_results(directory: Path, specs=RESULTS):
 def write_verify(directory: Path):
     """A verify.json as `bench verify` writes it (its own Check records)."""
     directory.mkdir(parents=True, exist_ok=True)
-    checks = [verify.Check("torch", "cnn", "pass", 3.5e-07, 2.9e-05, 1250858),
-              verify.Check("torch", "rnn", "FAIL", 2.0e-03, 4.1e-02, 2769866,
-                           "loss trajectory differs"),
+    checks = [verify.Check("torch", "cnn", "pass", output_error=3.5e-07, train_error=2.9e-05,
+                           param_count=1250858),
+              verify.Check("torch", "rnn", "FAIL", output_error=2.0e-03, train_error=4.1e-02,
+                           param_count=2769866, detail="loss trajectory differs"),
               verify.Check("tensorflow", "cnn", "not installed", detail="no environment")]
     (directory / "verify.json").write_text(json.dumps([dataclasses.asdict(c) for c in checks]))
     return directory

@@ -141,15 +141,16 @@ def test_baseline_flags_slower_less_accurate_and_failed(current, tmp_path):
              [c.strip() for c in line.split("|")[4:-1]] for line in lines}
     # 4 in both, 2 in the current results only (the unsupported one is left out)
     assert len(cells) == len(lines) == 6
-    assert cells[("PyTorch", "CNN", GPU_COLUMN)] == [
+    assert cells[("PyTorch", "CNN", f"{GPU_COLUMN} fp32")] == [
         "45.5 (45.0–46.0, n=2) · 80.1 %", "51.0 (50.0–54.0, n=3) · 77.6 %",
         "0.89× (0.83–0.92)", "-2.5", "**slower, less accurate**"]
     # one run each: said, not flagged (a busy machine moves one run by more than 10 %)
-    assert cells[("PyTorch", "RNN", GPU_COLUMN)][2:] == [
+    assert cells[("PyTorch", "RNN", f"{GPU_COLUMN} fp32")][2:] == [
         "0.99× (0.99–0.99)", "-0.1", "needs ≥ 2 runs each (has 1 and 1)"]
-    assert cells[("TensorFlow", "RNN", GPU_COLUMN)][1:] == ["failed", "", "", "**failed**"]
-    assert cells[("TensorFlow", "CNN", GPU_COLUMN)][4].startswith("needs ≥ 2 runs each")
-    assert cells[("PyTorch", "CNN", CPU_COLUMN)][4] == "no baseline"
+    assert cells[("TensorFlow", "RNN", f"{GPU_COLUMN} fp32")][1:] == ["failed", "", "",
+                                                                      "**failed**"]
+    assert cells[("TensorFlow", "CNN", f"{GPU_COLUMN} fp32")][4].startswith("needs ≥ 2 runs each")
+    assert cells[("PyTorch", "CNN", f"{CPU_COLUMN} fp32")][4] == "no baseline"
 
 
 def test_baseline_threshold_is_respected(current, tmp_path):

@@ -19,7 +19,8 @@ from bench.report import tables
 from bench.run import capabilities, config, hydra_hooks, sweep
 
 SMOKE = ["preset=smoke"]
-COLUMN = re.compile(r"^(CNN|RNN) .* fp32$")
+# one hardware and precision: named once after the legend, the columns are the tasks alone
+COLUMN = re.compile(r"^(CNN|RNN)$")
 
 
 @pytest.fixture
@@ -40,7 +41,9 @@ def results_by_job(paths):
 def summary_cells(sweep_dir):
     """{(row, task): cell} of summary.md, with the one hardware column per task (and its ×
     column, the ratio to the fastest row, left out here)."""
-    table = parse_table((sweep_dir / "summary.md").read_text())
+    text = (sweep_dir / "summary.md").read_text()
+    assert re.search(r"All runs: .*, fp32, data synthetic, preset smoke\.", text), text
+    table = parse_table(text)
     cells = {}
     for row, columns in table.items():
         columns = {c: v for c, v in columns.items() if not c.endswith(" ×")}

@@ -31,6 +31,13 @@ class Finding:
     speed: Optional[verdict.Verdict] = None  # current against baseline, by the metric
     accuracy_change: Optional[float] = None  # current - baseline (medians)
 
+    @property
+    def where(self):
+        """`Tesla P100-PCIE-16GB fp32`: the hardware and precision (a table's column label
+        leaves out what every column shares)."""
+        run = (self.current or self.baseline).first
+        return f"{run.hardware} {run.precision}"
+
 
 def judge(metric: Metric, base, now, slower, accuracy_drop, min_runs):
     """(verdict text, flagged, speed verdict, accuracy change) for one matched configuration."""
@@ -96,10 +103,11 @@ def markdown(findings, metric: Metric, slower, accuracy_drop, min_runs=2) -> str
         speed = f.speed
         change = "" if speed is None else (f"{speed.ratio:.2f}× ({speed.low:.2f}–"
                                            f"{speed.high:.2f})")
-        rows.append([f.row, title(f.task), f.column, cell(f.baseline, metric),
+        rows.append([f.row, title(f.task), f.where, cell(f.baseline, metric),
                      cell(f.current, metric), change,
                      "" if f.accuracy_change is None else f"{100 * f.accuracy_change:+.1f}",
                      f"**{f.verdict}**" if f.flagged else f.verdict])
-    header = ["framework", "task", "hardware", "baseline", "now", "speed now / baseline",
+    header = ["framework", "task", "hardware, precision", "baseline", "now",
+              "speed now / baseline",
               "accuracy change (points)", "verdict"]
     return head + "\n\n" + markdown_table(header, rows) + "\n"

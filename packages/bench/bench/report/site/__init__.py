@@ -98,15 +98,15 @@ def comparison_sections(report):
             f"{metric.title}.", ["framework", "task", "faster host", "other host",
                                   "speed ratio", "verdict"], rows)))
     if report.findings is not None:
-        rows = [[f.row, tables.title(f.task), f.column, tables.cell(f.baseline, metric),
+        rows = [[f.row, tables.title(f.task), f.where, tables.cell(f.baseline, metric),
                  tables.cell(f.current, metric), f"{f.speed.ratio:.2f}×" if f.speed else "",
                  f.verdict.upper() if f.flagged else f.verdict] for f in report.findings]
         flagged = sum(f.flagged for f in report.findings)
         found.append(("baseline", "Against the baseline", render.table_section(
             "baseline", "Against the baseline", f"{flagged} flagged: slower or less accurate "
             f"beyond the threshold with no overlap of the runs, or no longer ok; too few runs "
-            f"are said, not flagged.", ["framework", "task", "hardware", "baseline", "now",
-                                        "speed now / baseline", "verdict"], rows)))
+            f"are said, not flagged.", ["framework", "task", "hardware, precision", "baseline",
+                                        "now", "speed now / baseline", "verdict"], rows)))
     if report.reference is not None:
         rows = []
         for task, columns in grid.columns.items():
