@@ -20,6 +20,7 @@ import numpy as np
 
 from . import (
     batching,
+    calibration,
     contract,
     distributed,
     environment,
@@ -241,6 +242,9 @@ def run_inference(run, fw, task, arrays, stopwatch, result):
     initialise(run, fw, task, model, stopwatch, result)
     result["param_count"] = fw.count_parameters(model)
     batches = batching.fixed_batches(arrays["images_x"], cfg["batch_size"], cfg["num_batches"])
+    # a quantized precision: the fp32 features to agree with, then calibration, both untimed
+    fp32 = calibration.fp32_reference(run, task, model, batches)
+    model = calibration.calibrate(run, task, model, batches, stopwatch)
     for phase in ["warmup"] * cfg["warmup_passes"] + ["inference"]:
         progress.emit("phase", phase=phase, total=len(batches), unit="batch")
         with stopwatch.region(phase):
@@ -252,6 +256,8 @@ def run_inference(run, fw, task, arrays, stopwatch, result):
     result["images"] = expected[0]
     result["features"] = {"mean": float(features.mean()), "std": float(features.std()),
                           "finite": bool(np.isfinite(features).all())}
+    if fp32 is not None:
+        result["agreement"] = calibration.run_agreement(features, fp32)
     return model
 
 
@@ -267,6 +273,9 @@ def run_verify(run, fw, task, arrays, stopwatch, result):
     exported = slots.export_from(fw, task, name, model)
     result["export_max_abs_diff"] = max(
         float(np.abs(np.asarray(exported[k], np.float64) - params[k]).max()) for k in params)
+    if calibration.quantized(run):  # the int8 model, calibrated on verify's own images
+        model = calibration.calibrate(run, task, model,
+                                      [native(task, np.load(v["calibration"]))], stopwatch)
     outputs = task.predict(model, [native(task, np.load(v["inputs"]))])
     np.save(v["outputs"], np.asarray(outputs, np.float32))
     if v.get("train_steps") and run["task"]["kind"] == "train":
