@@ -1,5 +1,5 @@
 """Keras' own training and inference API, shared by the task modules and the same on every
-backend: compile, fit, predict; the image layout."""
+backend: compile, fit (every epoch in one call), predict; the image layout."""
 import keras
 import numpy as np
 
@@ -29,7 +29,8 @@ def _generator(batches, taken):
 
 
 def train_epoch(model, batches):
-    """One epoch of model.fit over the shared batch order; Keras' mean loss of the epoch."""
+    """One epoch of model.fit over the shared batch order; Keras' mean loss of the epoch (the
+    runtime's steps of `verify`; a run trains through train)."""
     strategy = backend_strategy()
     taken = []
     history = model.fit(fit_input(model, batches, taken), epochs=1,
@@ -41,16 +42,75 @@ def train_epoch(model, batches):
     return history.history["loss"][-1]
 
 
-def fit_input(model, batches, taken=None):
-    """What fit reads for one epoch of the shared batch order (`taken` counts the batches it
-    gave): on TensorFlow our own tf.data pipeline (_dataset; under a strategy
-    _distributed_dataset), on JAX and PyTorch a generator. The R rows use it too."""
+def train(model, epochs):
+    """Every epoch in one model.fit, Keras' own idiom (the 2018 scripts ran one fit): fit reads
+    the epochs' batches one after another in the shared order (epochs_input), and a callback
+    brackets each epoch for the runtime, which times, records and evaluates it
+    (EpochClock, bench_shared.worker.Epochs). The first epoch's window opens before fit, as
+    one fit per epoch would open it: it holds fit's set-up, in which Keras' generator adapter
+    reads the first batches."""
+    given = []
+    epochs.begin(0)
+    model.fit(epochs_input(model, epochs, given), epochs=len(epochs),
+              steps_per_epoch=len(epochs.batches_of(0)), verbose=0, shuffle=False,
+              callbacks=[EpochClock(epochs, given)])
+
+
+class EpochClock(keras.callbacks.Callback):
+    """One fit's epochs bracketed for the runtime: begin(k) as Keras starts epoch k (the first
+    is begun before fit), end(k, the epoch's mean loss) when its last step is done, and fit
+    stopped where end() says so (the quality target). Each epoch must have run all its steps
+    on all its batches, read once: otherwise the epochs would be shifted against the shared
+    order, and the run fails."""
+
+    def __init__(self, epochs, given):
+        super().__init__()
+        self.epochs, self.given, self.ran = epochs, given, 0
+
+    def on_epoch_begin(self, epoch, logs=None):
+        self.ran = 0
+        if epoch > 0:
+            self.epochs.begin(epoch)
+
+    def on_train_batch_begin(self, batch, logs=None):  # not a batch end: no sync, no thread
+        self.ran += 1
+
+    def on_epoch_end(self, epoch, logs=None):
+        self.model.stop_training = self.epochs.end(epoch, logs["loss"])
+        steps = len(self.epochs.batches_of(epoch))
+        if self.ran != steps or self.given[epoch] != steps:
+            raise RuntimeError("model.fit ran %d steps of epoch %d, reading %d of its %d "
+                               "batches (Keras %s)" % (self.ran, epoch + 1, self.given[epoch],
+                                                       steps, keras.__version__))
+
+
+def _every_epoch(epochs, given):
+    """The epochs' batches one after another (given[k]: how many of epoch k's were read)."""
+    for batches in epochs:
+        given.append(0)
+        for batch in batches:
+            given[-1] += 1
+            yield batch
+
+
+def epochs_input(model, epochs, given):
+    """What one fit over every epoch reads: fit_input's over the epochs' batches one after
+    another (given[k]: how many of epoch k's it read). The R rows use it too."""
+    return fit_input(model, epochs.batches_of(0), source=lambda: _every_epoch(epochs, given))
+
+
+def fit_input(model, batches, taken=None, source=None):
+    """What fit reads of the shared batch order: `source()`, a generator of batches shaped as
+    `batches` (by default one epoch, `batches`, each counted in `taken`), on TensorFlow in our
+    own tf.data pipeline (_dataset; under a strategy _distributed_dataset), on JAX and PyTorch
+    as it is. The R rows use it too."""
     taken = [] if taken is None else taken
+    source = source or (lambda: _generator(batches, taken))
     if backend_strategy() is not None:
-        return _distributed_dataset(model, batches, taken)
+        return _distributed_dataset(model, batches, source)
     if keras.backend.backend() == "tensorflow":
-        return _dataset(lambda: _generator(batches, taken), _signature(model, batches))
-    return _generator(batches, taken)
+        return _dataset(source, _signature(model, batches))
+    return source()
 
 
 def predict_input(model, batches):
@@ -83,15 +143,15 @@ def _signature(model, batches, size=None):
             tf.TensorSpec((size,) + tuple(y.shape[1:]), y.dtype))
 
 
-def _distributed_dataset(model, batches, taken):
-    """The epoch as a tf.data.Dataset for fit under a tf.distribute strategy (keras on
+def _distributed_dataset(model, batches, source):
+    """`source()` as a tf.data.Dataset for fit under a tf.distribute strategy (keras on
     TensorFlow, devices=N), which splits each global batch over the replicas: a Python
     generator there is split element by element, not batch by batch. The global batch size
     is static, as the split needs.
 
     Keras 3.15's fit under a strategy first builds the model from a batch of a pass of its own
     over the dataset (TensorFlowTrainer._maybe_symbolic_build), built or not: that pass gets
-    zeros of the batch's shape, so that the epoch's batches are read once, in order (the
+    zeros of the batch's shape, so that the shared order's batches are read once, in order (the
     training transform's random crops and the batch clock follow them)."""
     size = batches.batch_size * batches.world_size  # the global batch (TrainBatches)
     signature = _signature(model, batches, size)
@@ -99,14 +159,14 @@ def _distributed_dataset(model, batches, taken):
                   for spec in signature)
     passes = []
 
-    def epoch():
+    def read():
         passes.append(1)
         if len(passes) == 1:  # Keras' build
             yield dummy
             return
-        yield from _generator(batches, taken)
+        yield from source()
 
-    return _dataset(epoch, signature)
+    return _dataset(read, signature)
 
 
 def backend_strategy():
