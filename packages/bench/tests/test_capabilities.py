@@ -31,10 +31,10 @@ def test_options_are_typed_by_the_framework_declaration(run_bench):
     """The fake framework's YAML (tests/fake_framework/fake.yaml) declares lr: 0.5: its
     schema types it, no Python per framework."""
     run = run_bench("framework=fake", "preset=smoke", "framework.options.lr=fast")
-    assert run.returncode == 1 and not run.result_paths  # a composition error: nothing ran
+    assert run.returncode == 2 and not run.result_paths  # a composition error: nothing ran
     assert "framework.options.lr" in run.output and "could not be converted to Float" in run.output
     run = run_bench("framework=fake", "preset=smoke", "framework.options.new_switch=1")
-    assert run.returncode == 1 and not run.result_paths
+    assert run.returncode == 2 and not run.result_paths
     assert "new_switch" in run.output
 
 
@@ -49,5 +49,5 @@ def test_option_choices_are_checked_before_the_worker(run_bench):
 
 def test_unknown_config_key_is_a_hydra_error(run_bench):
     run = run_bench("framework=fake", "task.epochz=2")
-    assert run.returncode == 1
+    assert run.returncode == 2  # a wrong command line
     assert "epochz" in run.output and not run.result_paths
