@@ -42,4 +42,5 @@ def slots(model):
 
 
 train_epoch = loop.train_epoch
+train = loop.train  # every epoch in one fit
 predict = loop.predict
