@@ -31,6 +31,8 @@ RECIPES = """\
   python -m bench report results/                           tables of every result
   python -m bench report results/ --baseline old/           what changed since old/
   python -m bench envs                                      which environments exist
+  python -m bench check docs/results/<cpu>/                 are these results fit to rank
+  python -m bench reproduce results/runs/<run>/result.json  the same run again: same?
   python -m bench run --cfg job task=rnn                    the composed config, no run
   python -m bench run --help                                a run's axes and common overrides"""
 USAGE = "usage: python -m bench [sub-command] [key=value ...] [-m] [--help] [--version]"
