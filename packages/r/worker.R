@@ -4,9 +4,10 @@
 # progress events out, batching, seeding, timing, weight loading): this script starts that
 # runtime in the driven environment's Python through reticulate (RETICULATE_PYTHON, set by the
 # orchestrator) and hands it the task module written in R: <r_models>/loop.R and
-# <r_models>/<task>.R, whose build_model, slots, train_epoch and predict become Python
-# callables. Batches, models and outputs stay Python objects (every import `convert = FALSE`):
-# R holds references and converts only plain data (run.json's fields, scalars).
+# <r_models>/<task>.R, whose build_model, slots, train_epoch and predict (and the optional
+# train: every epoch in one call) become Python callables. Batches, models and outputs stay
+# Python objects (every import `convert = FALSE`): R holds references and converts only plain
+# data (run.json's fields, scalars).
 args <- commandArgs(trailingOnly = TRUE)
 if (length(args) != 1) stop("usage: Rscript worker.R run.json")
 here <- dirname(normalizePath(sub("^--file=", "",
@@ -19,7 +20,8 @@ if (!nzchar(python)) {
 suppressPackageStartupMessages(library(reticulate))
 use_python(python, required = TRUE)
 
-TASK_FUNCTIONS <- c("build_model", "slots", "train_epoch", "predict", "native_layout")
+TASK_FUNCTIONS <- c("build_model", "slots", "train_epoch", "predict", "native_layout",
+                    "train")
 builtins <- import_builtins(convert = FALSE)
 np <- import("numpy", convert = FALSE)
 

@@ -38,6 +38,19 @@ keras_train_epoch <- function(model, batches) {
   py_to_r(builtins$float(py_get_item(py_get_item(history$history, "loss"), -1L)))
 }
 
+# Every epoch in one fit, as R's keras scripts train: fit reads the epochs' batches one after
+# another in the shared order (epochs_input), and a callback (EpochClock) brackets each epoch
+# for the runtime, which times, records and evaluates it, and stops fit at the quality target;
+# the first epoch's window opens before fit, as one fit per epoch would open it.
+keras_train <- function(model, epochs) {
+  given <- builtins$list()  # how many batches of each epoch fit read (EpochClock checks)
+  epochs$begin(0L)
+  model$fit(inputs$epochs_input(model, epochs, given), epochs = py_len(epochs),
+            steps_per_epoch = py_len(epochs$batches_of(0L)), verbose = 0L, shuffle = FALSE,
+            callbacks = list(inputs$EpochClock(epochs, given)))
+  invisible(NULL)
+}
+
 keras_predict <- function(model, batches) {
   batches <- builtins$list(batches)
   model$predict(inputs$predict_input(model, batches), steps = py_len(batches),

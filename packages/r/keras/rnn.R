@@ -30,4 +30,5 @@ slots <- function(model) {
 }
 
 train_epoch <- keras_train_epoch  # loop.R's loops, the same for every task
+train <- keras_train  # every epoch in one fit
 predict <- keras_predict

@@ -87,3 +87,33 @@ def test_every_r_row_has_its_task_files():
         assert (folder / "loop.R").is_file()
         for task in declared["capabilities"]["tasks"]:
             assert (folder / f"{task}.R").is_file(), (framework, task)
+
+
+def test_r_keras_hands_the_runtime_one_fit_for_every_epoch():
+    """r_keras' training tasks define train (loop.R's keras_train: one fit, bench_keras.loop's
+    EpochClock bracketing each epoch), and the worker passes it on to the runtime."""
+    declared = capabilities.declared("r_keras")
+    folder = R_DIR / declared["r_models"]
+    assert "keras_train <- function(model, epochs)" in (folder / "loop.R").read_text()
+    for task in ("cnn", "rnn"):
+        assert "\ntrain <- keras_train" in (folder / f"{task}.R").read_text(), task
+    worker = (R_DIR / "worker.R").read_text()
+    functions = worker[worker.index("TASK_FUNCTIONS <- c("):].split(")")[0]
+    assert '"train"' in functions
+
+
+@pytest.mark.skipif(not HAS_R, reason="Rscript is not on PATH")
+def test_r_keras_one_fit_records_every_epoch_and_stops_at_the_target(run_bench):
+    """Through the CLI, R's one fit: a loss, a timed epoch and a curve point per epoch, each
+    evaluation outside the window; and fit ends at the quality target where asked."""
+    small = ["preset=smoke", "preset.train_examples=128", "preset.test_examples=64"]
+    code, output, result = run_bench("framework=r_keras", "task=rnn", *small, "preset.epochs=2")
+    assert code == 0, output
+    assert len(result["losses"]) == len(result["timings"]["epoch"]) == 2
+    assert [p["epoch"] for p in result["curve"]] == [1, 2]
+    assert result["timings"]["evaluation"] > 0
+    code, output, result = run_bench("framework=r_keras", "task=rnn", *small, "preset.epochs=2",
+                                     "task.quality_target.synthetic=0.0",
+                                     "task.stop_at_target=true")
+    assert code == 0, output
+    assert result["stopped_at_target"] == 1 and len(result["losses"]) == 1
