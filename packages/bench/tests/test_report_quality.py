@@ -156,8 +156,9 @@ def test_time_to_target_table_curves_and_the_page(run_bench, tmp_path):
     assert len(charts) == 4  # accuracy and loss, per task
     # every point's values on hover (a <title>), a legend button per line, no network
     points = re.findall(r"<circle [^>]*><title>([^<]*)</title>", charts[0])
-    assert points and all(re.match(r"Fake \(numpy\): epoch \d, [\d.]+ s, test accuracy "
-                                   r"[\d.]+ %", p) for p in points), points[:3]
+    assert points and all(re.match(r"Fake \(numpy\): epoch \d, [\d.]+ s \(runs [\d.]+ to "
+                                   r"[\d.]+ s\), test accuracy [\d.]+ % \(runs [\d.]+ % to "
+                                   r"[\d.]+ %\), 2 runs$", p) for p in points), points[:3]
     assert re.search(r'<button type="button" data-series="0" aria-pressed="true"', html)
     assert "http://" not in html.replace('xmlns="http://www.w3.org/2000/svg"', "")
 

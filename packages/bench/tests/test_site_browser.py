@@ -6,6 +6,7 @@ Needs `chromium` and `chromium-driver` (Debian: `apt-get install chromium chromi
 .ci/run installs them) and selenium (`pip install -e 'packages/bench[test]'`); skipped, saying
 which is missing, without them."""
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -231,7 +232,8 @@ def test_a_legend_entry_hides_and_shows_its_learning_curve(browser, tmp_path):
     titles = browser.execute_script(
         "return Array.from(arguments[0].querySelectorAll('circle > title'))"
         ".map(t => t.textContent)", figure)
-    assert titles and all(" s, test " in t for t in titles)
+    assert titles and all(re.search(r": epoch \d, [\d.]+ s.*, test (accuracy|loss) ", t)
+                          for t in titles), titles
     button = figure.find_element(By.CSS_SELECTOR, 'button[data-series="0"]')
     button.click()
     assert button.get_attribute("aria-pressed") == "false"

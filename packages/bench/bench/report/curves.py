@@ -5,9 +5,10 @@ window).
 
 A line is the median over the configuration's ok runs (its seeds) at each epoch: the median
 training seconds at that epoch's end against the median accuracy (loss); the band around it
-runs from the lowest to the highest run at that epoch. The task's quality target is a dashed
-line on the accuracy chart. `curves_<task>.png` in the report; the page draws the same data
-as SVG (bench.report.site.curves).
+runs from the lowest to the highest run at that epoch, and whiskers at each point show the
+runs' range of both (a run stopped at its target after one epoch is a point, not a line).
+The task's quality target is a dashed line on the accuracy chart. `curves_<task>.png` in the
+report; the page draws the same data as SVG (bench.report.site.curves).
 """
 import math
 import statistics
@@ -29,6 +30,7 @@ class Point:
     seconds: float  # the median training seconds at the epoch's end
     values: dict  # metric -> (median, low, high) over the runs, or absent
     runs: int
+    seconds_range: tuple = (None, None)  # the runs' lowest and highest training seconds
 
 
 @dataclass
@@ -72,7 +74,8 @@ def curve_of(configuration: Configuration, label: str) -> Optional[Curve]:
             ys = [y for y in (_number(p.get(metric)) for p in points) if y is not None]
             if ys:
                 values[metric] = (statistics.median(ys), min(ys), max(ys))
-        found.points.append(Point(epoch, statistics.median(seconds), values, len(points)))
+        found.points.append(Point(epoch, statistics.median(seconds), values, len(points),
+                                  (min(seconds), max(seconds))))
     return found if found.points else None
 
 
@@ -115,6 +118,12 @@ def figure(task, found, uniform=""):
             ax.plot(xs, ys, marker="o", markersize=3, color=colour, label=curve.label)
             if any(lo != hi for lo, hi in zip(lows, highs)):
                 ax.fill_between(xs, lows, highs, color=colour, alpha=0.2, linewidth=0)
+            spans = [p.seconds_range for p in curve.points if metric in p.values]
+            ax.errorbar(xs, ys, yerr=[[y - lo for y, lo in zip(ys, lows)],
+                                      [hi - y for y, hi in zip(ys, highs)]],
+                        xerr=[[x - (a if a is not None else x) for x, (a, _) in zip(xs, spans)],
+                              [(b if b is not None else x) - x for x, (_, b) in zip(xs, spans)]],
+                        fmt="none", ecolor=colour, alpha=0.5, linewidth=1)
         if metric == "accuracy":
             for target in sorted({c.target for c in found if c.target is not None}):
                 ax.axhline(target, color="grey", linestyle="--", linewidth=1)

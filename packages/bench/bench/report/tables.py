@@ -56,7 +56,8 @@ def legend(grid: Grid) -> str:
         if any(c.task == "densenet" for c in ok):
             text += " (DenseNet-121: the mean ROC-AUC)"
     text += "."
-    if m.name == "time_to_target":
+    if m.name == "time_to_target" and any(
+            len(c.values(m)) < len(c.ok) for c in ok):  # a run that did not reach it
         text += (f" {NOT_REACHED}: no evaluation of the run reached its quality target; "
                  f"(k of n not reached): the figure is of the runs that did.")
     if any(marked(c, m) for c in ok):

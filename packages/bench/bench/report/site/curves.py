@@ -49,6 +49,8 @@ def chart(task, found, metric):
     """One <svg> of the metric for the task's curves."""
     lines = {i: c.line(metric) for i, c in enumerate(found)}
     xs = [x for line in lines.values() for x, *_ in line]
+    xs += [p.seconds_range[1] for c in found for p in c.points
+           if metric in p.values and p.seconds_range[1] is not None]
     ys = [v for line in lines.values() for _, y, lo, hi in line for v in (y, lo, hi)]
     targets = sorted({c.target for c in found if c.target is not None}) \
         if metric == "accuracy" else []
@@ -104,11 +106,18 @@ def chart(task, found, metric):
         out.append(f'<polyline class="line" points="{points}"/>')
         for point, (x, y, lo, hi) in zip([p for p in curve.points if metric in p.values],
                                           line):
-            spread = (f" (runs {_value_text(lo, metric)} to {_value_text(hi, metric)})"
-                      if point.runs > 1 else "")
+            spread, seconds = "", ""
+            if point.runs > 1:
+                first, last = point.seconds_range
+                spread = f" (runs {_value_text(lo, metric)} to {_value_text(hi, metric)})"
+                seconds = f" (runs {first:.3g} to {last:.3g} s)"
+                out.append(f'<line class="whisker" x1="{px(first):.1f}" x2="{px(last):.1f}" '
+                           f'y1="{py(y):.1f}" y2="{py(y):.1f}"/><line class="whisker" '
+                           f'x1="{px(x):.1f}" x2="{px(x):.1f}" y1="{py(lo):.1f}" '
+                           f'y2="{py(hi):.1f}"/>')
             out.append(f'<circle cx="{px(x):.1f}" cy="{py(y):.1f}" r="3.5"><title>'
-                       f"{escape(curve.label)}: epoch {point.epoch}, {x:.3g} s, {label} "
-                       f"{_value_text(y, metric)}{spread}, {point.runs} run"
+                       f"{escape(curve.label)}: epoch {point.epoch}, {x:.3g} s{seconds}, "
+                       f"{label} {_value_text(y, metric)}{spread}, {point.runs} run"
                        f"{'s' if point.runs > 1 else ''}</title></circle>")
         out.append("</g>")
     out.append("</svg>")
