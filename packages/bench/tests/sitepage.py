@@ -44,7 +44,7 @@ def write_verify(directory: Path):
                            param_count=1250858),
               verify.Check("torch", "rnn", "FAIL", output_error=2.0e-03, train_error=4.1e-02,
                            param_count=2769866, detail="loss trajectory differs"),
-              verify.Check("tensorflow", "cnn", "not installed", detail="no environment")]
+              verify.Check("tensorflow", "cnn", "not_installed", detail="no environment")]
     (directory / "verify.json").write_text(json.dumps([dataclasses.asdict(c) for c in checks]))
     return directory
 

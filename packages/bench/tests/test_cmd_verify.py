@@ -37,5 +37,5 @@ def test_verify_says_each_check_as_it_starts_and_as_it_ends(run_bench):
     run = run_bench("verify", "--frameworks", "fake,torch", "--tasks", "cnn,rnn", "--steps", "0")
     lines = re.findall(r"^(fake|torch) (cnn|rnn): (checking \.\.\.|\w+)", run.output, re.M)
     assert lines == [(fw, task, what) for fw, status in [("fake", "error"),
-                                                          ("torch", "not")]
+                                                          ("torch", "not_installed")]
                      for task in ("cnn", "rnn") for what in ("checking ...", status)], run.output

@@ -193,7 +193,7 @@ def test_quality_preset_is_a_sweep_of_the_training_tasks_to_their_targets(run_be
     results = [json.loads(p.read_text()) for p in run.result_paths]
     assert sorted(r["config"]["seed"] for r in results) == [0, 1, 2]
     assert {(r["config"]["task"]["stop_at_target"], r["config"]["preset"]["name"])
-            for r in results} == {(True, "smoke")}
+            for r in results} == {(True, "standard")}
     assert all(r["stats"]["target_reached"] for r in results)
     assert all(r.get("stopped_at_target") == len(r["curve"]) for r in results)
     sweep = run.result_paths[0].parent.parent
@@ -211,7 +211,7 @@ def test_the_quality_preset_declares_neutral_weights():
     data = OmegaConf.to_container(OmegaConf.load(bench.conf_dir() / "comparison" /
                                                  "quality.yaml"))
     assert {"override /init": "neutral"} in data["defaults"]
-    assert {"override /preset": "smoke"} in data["defaults"]
+    assert {"override /preset": "standard"} in data["defaults"]
     params = data["hydra"]["sweeper"]["params"]
     assert (params["task"], params["seed"]) == ("cnn,rnn", "0,1,2")
     assert data["task"]["stop_at_target"] is True

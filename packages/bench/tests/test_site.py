@@ -246,7 +246,7 @@ def test_page_is_self_contained_and_readable_without_script(tmp_path):
     checks = {r[0][1]: [c[1] for c in r[1:]] for r in tables.find("verify.json")["rows"][1:]}
     assert checks == {"torch": ["pass output 3.5e-07 · training 2.9e-05",
                                 "FAIL output 2.0e-03 · training 4.1e-02loss trajectory differs"],
-                      "tensorflow": ["not installed no environment", "not run"]}
+                      "tensorflow": ["not_installed no environment", "not run"]}
     env = tables.find("Frameworks as the workers on node1")
     assert [r[0][1] for r in env["rows"][1:]] == ["MXNet (Gluon)", "PyTorch", "TensorFlow"]
     assert "@media print" in text

@@ -40,7 +40,10 @@ INCIDENTAL = ("seed", "sweep", "redo", "comparison", "framework.python", "framew
               "data.archive", "data.timeout_s", "data.attempts", "data.cifar10", "data.imdb",
               "data.chestxray14",
               "preset.timeout_s", "task.description", "precision.description",
-              "init.description")
+              "init.description",
+              # what verify judges a framework by, not what a run measured
+              "precision.output_tolerance", "precision.train_tolerance",
+              "precision.task_train_tolerance", "precision.agreement")
 # keys with their own place in the table (row, task, column)
 PLACED = ("framework.name", "task.name", "task.kind", "task.dataset", "device.name",
           "precision.name", "preset.name", "data.name")

@@ -1,9 +1,11 @@
 """The result record of a run (result.json): derived statistics, validity, writing and
 reading against its schema (result.schema.json beside this module)."""
+import datetime
 import functools
 import json
 import math
 import platform
+import re
 import statistics
 import sys
 from pathlib import Path
@@ -158,8 +160,25 @@ def _validator():
     import jsonschema
 
     schema = json.loads(SCHEMA.read_text())
-    return jsonschema.Draft202012Validator(schema,
-                                           format_checker=jsonschema.FormatChecker())
+    checker = jsonschema.FormatChecker()
+    # jsonschema checks `date-time` only with an optional package; the schema's dates (started,
+    # finished) order a history, so they are checked here, always
+    checker.checks("date-time", raises=ValueError)(date_time)
+    return jsonschema.Draft202012Validator(schema, format_checker=checker)
+
+
+DATE_TIME = re.compile(r"^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$")
+
+
+def date_time(value):
+    """Whether value is an RFC 3339 date-time (what result.json writes: 2026-12-06T05:00:00+00:00);
+    non-strings are the schema's `type` to judge."""
+    if not isinstance(value, str):
+        return True
+    if not DATE_TIME.match(value):
+        return False
+    datetime.datetime.fromisoformat(value.replace("Z", "+00:00").replace("z", "+00:00"))
+    return True
 
 
 def problem(result):
@@ -176,6 +195,8 @@ def problem(result):
     message = error.message if len(error.message) < 120 else error.message[:117] + "..."
     if error.validator in ("type", "enum", "const", "minimum", "exclusiveMinimum", "format"):
         message = f"{value} is not valid ({error.validator}: {json.dumps(error.validator_value)})"
+        if error.validator == "format" and error.validator_value == "date-time":
+            message = message[:-1] + ", e.g. 2026-12-02T10:00:00+00:00)"
     return f"{field}: {message}" + (f" (and {len(errors) - 1} more)" if len(errors) > 1 else "")
 
 

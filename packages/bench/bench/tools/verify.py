@@ -45,7 +45,7 @@ def precision_names():
 class Check:
     framework: str
     task: str
-    status: str  # "pass", "FAIL", "unsupported", "not installed", "error"
+    status: str  # "pass", "FAIL", "unsupported", "not_installed", "error"
     output_error: float = None  # a quantized precision: its feature error
     top1_agreement: float = None  # a quantized precision only
     train_error: float = None
@@ -102,7 +102,7 @@ def check_one(framework, task, args, refs, out_dir):
     try:
         python, _ = environments.find_python(cfg.framework)
     except BenchError as exc:
-        return Check(framework, task, "not installed", detail=str(exc))
+        return Check(framework, task, "not_installed", detail=str(exc))
     paths, expected, _ = refs(task)
     run_dir = out_dir / f"{framework}_{task}"
     run = benchmark.worker_run(cfg, {"arrays": {}, "limits": {}})
@@ -159,7 +159,7 @@ def cell(check):
         if check.train_error is not None:
             text += f" train {check.train_error:.1e}"
         return text
-    return {"unsupported": "—", "not installed": "not installed", "error": "error"}[check.status]
+    return {"unsupported": "—", "not_installed": "not_installed", "error": "error"}[check.status]
 
 
 def matrix(checks, frameworks, tasks):
