@@ -85,9 +85,18 @@ QUANTIZED = ("int8",)
 # "not_installed": its environment is not built here; "interrupted": a signal ended it
 STATUSES = ("ok", "failed", "unsupported", "invalid", "not_installed", "interrupted")
 RUN_FIELDS = ("task", "seed", "precision", "device", "framework", "data", "init", "devices")
+# present only where they apply: a training run's target for its data source; init=file's file
+OPTIONAL_RUN_FIELDS = ("quality_target", "init_file")
 # run["init"]: where the initial weights come from; "file": run["init_file"], an .npz in the
 # neutral layout (e.g. ImageNet weights converted to it), loaded like "neutral"'s
 INITS = ("native", "neutral", "file")
+
+
+# The test accuracy a training run must reach, as conf/task/<task>.yaml sets it (test_config
+# checks that the two agree; the YAML's comments say where each figure comes from)
+QUALITY_TARGETS = {"cnn": {"synthetic": 0.85, "real": 0.75},
+                   "rnn": {"synthetic": 0.85, "real": 0.85},
+                   "densenet": {"synthetic": 0.54, "real": 0.80}}
 
 
 def task_config(name):
@@ -100,7 +109,8 @@ def task_config(name):
                 "batch_size": s.batch_size, "num_batches": s.num_batches,
                 "warmup_passes": s.warmup_passes, "description": ""}
     task = {"name": name, "kind": s.kind, "dataset": s.dataset, "batch_size": s.batch_size,
-            "epochs": s.epochs, "description": ""}
+            "epochs": s.epochs, "description": "", "curve": True,
+            "quality_target": dict(QUALITY_TARGETS[name]), "stop_at_target": False}
     if name == "cnn":
         task["optimizer"] = {"name": "sgd", "lr": s.learning_rate, "momentum": s.momentum}
         task["dropout"] = True  # off for the equivalence checks (`verify`), never in a benchmark

@@ -106,7 +106,9 @@ def test_the_runtime_run_schema_agrees_with_the_task_schema(task):
     assert contract.task_config(task) == composed
     run = benchmark.worker_run(compose_typed(f"task={task}", "framework=torch"),
                          {"arrays": {}, "limits": {}})
-    assert set(run) == set(contract.RUN_FIELDS)
+    assert set(contract.RUN_FIELDS) <= set(run)
+    assert set(run) <= set(contract.RUN_FIELDS) | set(contract.OPTIONAL_RUN_FIELDS)
+    assert ("quality_target" in run) == (task != "resnet50")
     contract.check_run(run)
 
 
