@@ -1,9 +1,12 @@
 """Keras' own example loops for SPEC's shapes, on the backend KERAS_BACKEND names: the CNN as
-Keras' "Simple MNIST convnet" example writes it (a Sequential model, compile, fit on whole
-numpy arrays with batch_size and shuffle), and the GRU as the 2018 benchmark's Keras_TF_RNN
-notebook did (Embedding, GRU, Dense; Adam; fit on arrays), Keras 3's GRU in place of
-CuDNNGRU: the yardsticks framework=keras_jax and framework=keras are measured against by
-benchmarks/own_loops.py. Prints one JSON line: the seconds of each epoch."""
+Keras' "Simple MNIST convnet" example and the 2018 benchmark's Keras_TF_CNN notebook write it
+(a Sequential model, compile, one fit on whole numpy arrays with batch_size and shuffle), the
+GRU as the 2018 Keras_TF_RNN notebook did (Embedding, GRU, Dense; Adam; one fit on arrays),
+Keras 3's GRU in place of CuDNNGRU, and ResNet-50 as the 2018 Keras inference notebook did
+(keras.applications' ResNet50 without its top, predict on an array with batch_size, after a
+warm-up predict): the yardsticks framework=keras_jax and framework=keras are measured against
+by benchmarks/own_loops.py. Prints one JSON line: the seconds of each epoch (training), or the
+images and seconds of the timed predict (resnet50)."""
 import argparse
 import json
 import time
@@ -54,9 +57,19 @@ def rnn():
     return model
 
 
+def resnet50(examples, batch_size, rng):
+    model = keras.applications.ResNet50(weights=None, include_top=False, pooling="avg",
+                                        input_shape=(224, 224, 3))
+    x = rng.uniform(0, 1, (examples, 224, 224, 3)).astype(np.float32)
+    model.predict(x, batch_size=batch_size, verbose=0)  # warm-up
+    start = time.perf_counter()
+    model.predict(x, batch_size=batch_size, verbose=0)
+    return {"images": examples, "inference_seconds": time.perf_counter() - start}
+
+
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("--task", default="cnn", choices=["cnn", "rnn"])
+    parser.add_argument("--task", default="cnn", choices=["cnn", "rnn", "resnet50"])
     parser.add_argument("--examples", type=int, default=2048)
     parser.add_argument("--epochs", type=int, default=3)
     parser.add_argument("--batch-size", type=int, default=64)
@@ -64,6 +77,10 @@ def main():
     args = parser.parse_args()
     rng = np.random.RandomState(args.seed)
     keras.utils.set_random_seed(args.seed)
+    if args.task == "resnet50":
+        print(json.dumps(dict(resnet50(args.examples, args.batch_size, rng), task=args.task,
+                              framework="keras on %s (its own loop)" % keras.backend.backend())))
+        return
     if args.task == "cnn":
         x = rng.uniform(0, 1, (args.examples, 32, 32, 3)).astype(np.float32)
         y = rng.randint(0, 10, args.examples)
