@@ -12,6 +12,7 @@ Every session installs from its lock, locks/<session>.txt: the whole dependency 
 environment, pinned with hashes (`install`, `lock`). Why each environment is pinned the way it
 is: the package's README (packages/<dir>/README.md).
 """
+
 import dataclasses
 import hashlib
 import importlib.util
@@ -33,8 +34,9 @@ nox.options.default_venv_backend = "uv|virtualenv"
 ROOT = Path(__file__).resolve().parent
 # what rows need beyond their environment, how it is found and installed: the orchestrator's
 # own module, loaded by path (standard library only: nox's environment lacks bench's packages)
-_spec = importlib.util.spec_from_file_location("bench_system",
-                                               ROOT / "packages/bench/bench/run/system.py")
+_spec = importlib.util.spec_from_file_location(
+    "bench_system", ROOT / "packages/bench/bench/run/system.py"
+)
 system = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(system)
 RUNTIME = ("shared", "packages/bench")  # the orchestrator and the runtime, editable
@@ -44,8 +46,7 @@ SLOWEST = ("--durations=8",)  # where CI's minutes go
 KERAS = "keras==3.15.1"  # the Keras that tensorflow-cpu==2.21.0 brings, on every backend
 # Keras 2.3.1 (the last multi-backend Keras) and its dependencies as pip resolves them on
 # Python 3.6 (keras_cntk) and 3.11 (keras_theano)
-KERAS2 = ("keras==2.3.1", "keras-applications==1.0.8", "keras-preprocessing==1.1.2",
-          "six==1.17.0")
+KERAS2 = ("keras==2.3.1", "keras-applications==1.0.8", "keras-preprocessing==1.1.2", "six==1.17.0")
 KERAS2_PY36 = (*KERAS2, "h5py==3.1.0", "cached-property==1.5.2", "pyyaml==6.0.1")
 KERAS2_PY311 = (*KERAS2, "h5py==3.16.0", "pyyaml==6.0.4")
 TORCH = "torch==2.13.0"  # PyPI's torch: the CUDA build (README: Set up, for a CPU-only one)
@@ -90,66 +91,92 @@ class Env:
 ENVIRONMENTS = {
     "torch": Env(
         package="packages/torch",
-        requires=(TORCH, TORCHAO), overrides=(("BENCH_TORCH_REQUIREMENT", "torch"),)),
+        requires=(TORCH, TORCHAO),
+        overrides=(("BENCH_TORCH_REQUIREMENT", "torch"),),
+    ),
     "tensorflow": Env(  # framework=tensorflow and Keras 3 on TensorFlow: one set of pins
-        package="packages/tensorflow", depends=("packages/keras_layers", "packages/keras"),
+        package="packages/tensorflow",
+        depends=("packages/keras_layers", "packages/keras"),
         requires=("tensorflow-cpu==2.21.0", KERAS),
         overrides=(("BENCH_TENSORFLOW_REQUIREMENT", "tensorflow-cpu"),),
         also_tests=("packages/keras/tests", "packages/keras_layers/tests"),
-        test_env=(("KERAS_BACKEND", "tensorflow"),)),
+        test_env=(("KERAS_BACKEND", "tensorflow"),),
+    ),
     "keras_jax": Env(
-        package="packages/keras", depends=("packages/keras_layers",),
+        package="packages/keras",
+        depends=("packages/keras_layers",),
         requires=(KERAS, "jax==0.10.2", "jaxlib==0.10.2"),
         overrides=(("BENCH_JAX_REQUIREMENT", "jax"),),
-        test_env=(("KERAS_BACKEND", "jax"),)),
+        test_env=(("KERAS_BACKEND", "jax"),),
+    ),
     "keras_torch": Env(
-        package="packages/keras", depends=("packages/keras_layers",),
-        requires=(KERAS, TORCH), overrides=(("BENCH_TORCH_REQUIREMENT", "torch"),),
-        test_env=(("KERAS_BACKEND", "torch"),)),
+        package="packages/keras",
+        depends=("packages/keras_layers",),
+        requires=(KERAS, TORCH),
+        overrides=(("BENCH_TORCH_REQUIREMENT", "torch"),),
+        test_env=(("KERAS_BACKEND", "torch"),),
+    ),
     "flax": Env(
         package="packages/flax",
         requires=("jax[cpu]==0.10.2", "jaxlib==0.10.2", "flax==0.12.8", "optax==0.2.8"),
-        overrides=(("BENCH_JAX_REQUIREMENT", "jax"),)),
+        overrides=(("BENCH_JAX_REQUIREMENT", "jax"),),
+    ),
     "mxnet": Env(
-        package="packages/mxnet", runtime_tests=True,
+        package="packages/mxnet",
+        runtime_tests=True,
         requires=("numpy==1.23.5", "mxnet==1.9.1"),
-        overrides=(("BENCH_MXNET_REQUIREMENT", "mxnet"),)),
+        overrides=(("BENCH_MXNET_REQUIREMENT", "mxnet"),),
+    ),
     "chainer_ideep": Env(  # iDeep's wheels: Python <= 3.7; its tests run from `chainer`
-        package="packages/chainer", venv_backend="uv|venv",  # virtualenv: Python >= 3.9
-        build_requires=("setuptools<70", "wheel"), worker_only=True,
-        requires=("numpy==1.21.6", "setuptools<70", "chainer==7.8.1", "ideep4py==2.0.0.post3"),
-        test_requires=("pytest", "pyyaml")),
-    "chainer": Env(
-        package="packages/chainer", e2e_also=("chainer_ideep",),
+        package="packages/chainer",
+        venv_backend="uv|venv",  # virtualenv: Python >= 3.9
         build_requires=("setuptools<70", "wheel"),
-        requires=("numpy==1.23.5", "setuptools<70", "chainer==7.8.1", "mpi4py==4.1.2")),
+        worker_only=True,
+        requires=("numpy==1.21.6", "setuptools<70", "chainer==7.8.1", "ideep4py==2.0.0.post3"),
+        test_requires=("pytest", "pyyaml"),
+    ),
+    "chainer": Env(
+        package="packages/chainer",
+        e2e_also=("chainer_ideep",),
+        build_requires=("setuptools<70", "wheel"),
+        requires=("numpy==1.23.5", "setuptools<70", "chainer==7.8.1", "mpi4py==4.1.2"),
+    ),
     "paddle": Env(
         package="packages/paddle",
         # setuptools: `import paddle` imports it (paddle.utils.cpp_extension) without
         # declaring it, and a uv-made environment has none
         requires=("numpy==2.4.6", "paddlepaddle==3.3.1", "setuptools==80.9.0"),
-        overrides=(("BENCH_PADDLE_REQUIREMENT", "paddlepaddle"),)),
+        overrides=(("BENCH_PADDLE_REQUIREMENT", "paddlepaddle"),),
+    ),
     "cntk": Env(  # CNTK 2.7 and Keras 2 on CNTK: CPython 3.6 only
         # pip: uv installs nothing editable on 3.6 (no setuptools for 3.6 has PEP 660)
-        package="packages/cntk", depends=("packages/keras2",), venv_backend="venv",
-        pip="pip==21.3.1", worker_only=True,
-        runtime_tests=True, e2e="packages/cntk/tests_e2e",
+        package="packages/cntk",
+        depends=("packages/keras2",),
+        venv_backend="venv",
+        pip="pip==21.3.1",
+        worker_only=True,
+        runtime_tests=True,
+        e2e="packages/cntk/tests_e2e",
         requires=("numpy==1.19.5", "scipy==1.5.4", "cntk==2.7.post2", *KERAS2_PY36),
         test_requires=("pytest<7.1", "pyyaml<6.1"),
         install_step=("python", "-W", "ignore::UserWarning", "-m", "bench_cntk.mpi_shim"),
         test_env=(("LD_LIBRARY_PATH", "{venv}/lib/bench-mpi-shim"), ("KERAS_BACKEND", "cntk")),
-        also_tests=("packages/keras2/tests",), pytest_args=("-W", "ignore::DeprecationWarning")),
+        also_tests=("packages/keras2/tests",),
+        pytest_args=("-W", "ignore::DeprecationWarning"),
+    ),
     "theano": Env(  # Lasagne and Keras 2 on Theano 1.0.5: CPython <= 3.11, numpy < 1.24
-        package="packages/lasagne", depends=("packages/theano", "packages/keras2"),
+        package="packages/lasagne",
+        depends=("packages/theano", "packages/keras2"),
         build_requires=("setuptools<70", "wheel"),
-        requires=("numpy==1.23.5", "scipy==1.10.1", "Theano==1.0.5", "lasagne==0.1",
-                  *KERAS2_PY311),
+        requires=("numpy==1.23.5", "scipy==1.10.1", "Theano==1.0.5", "lasagne==0.1", *KERAS2_PY311),
         test_env=(("KERAS_BACKEND", "theano"),),
-        also_tests=("packages/theano/tests", "packages/keras2/tests")),
+        also_tests=("packages/theano/tests", "packages/keras2/tests"),
+    ),
     "onnxruntime": Env(
         package="packages/onnxruntime",
         requires=("onnxruntime==1.32.0", "onnx==1.23.2", "numpy==2.4.6"),
-        overrides=(("BENCH_ONNXRUNTIME_REQUIREMENT", "onnxruntime"),)),
+        overrides=(("BENCH_ONNXRUNTIME_REQUIREMENT", "onnxruntime"),),
+    ),
 }
 
 
@@ -164,8 +191,11 @@ def declared(key):
             continue
         value = match.group(1).strip()
         if value.startswith("{"):
-            value = dict(tuple(part.strip() for part in item.split(":", 1))
-                         for item in value.strip("{} ").split(",") if item.strip())
+            value = dict(
+                tuple(part.strip() for part in item.split(":", 1))
+                for item in value.strip("{} ").split(",")
+                if item.strip()
+            )
         found[path.stem] = value
     return found
 
@@ -175,10 +205,17 @@ R_ENVIRONMENTS = {declared("nox_session")[fw] for fw in R_ROWS}  # the environme
 SYSTEM = declared("system")  # framework -> {dependency: "always" or "devices"}
 # frameworks that declare tests too slow for every commit (`slow_tests`, which the shared suites
 # mark `slow`): their environment's `<env>_extended` session runs those, the default one not
-SLOW = {path.stem for path in (ROOT / "conf" / "framework").glob("*.yaml")
-        if re.search(r"^slow_tests:", path.read_text(), re.M)}
-FRAMEWORKS = {env: [fw for fw, session in declared("nox_session").items()
-                    if session == env and fw not in R_ROWS] for env in ENVIRONMENTS}
+SLOW = {
+    path.stem
+    for path in (ROOT / "conf" / "framework").glob("*.yaml")
+    if re.search(r"^slow_tests:", path.read_text(), re.M)
+}
+FRAMEWORKS = {
+    env: [
+        fw for fw, session in declared("nox_session").items() if session == env and fw not in R_ROWS
+    ]
+    for env in ENVIRONMENTS
+}
 unknown = sorted(set(declared("nox_session").values()) - set(ENVIRONMENTS))
 if unknown:
     raise ValueError(f"conf/framework/*.yaml names nox sessions with no Env here: {unknown}")
@@ -186,13 +223,19 @@ if unknown:
 
 def needs(name, scope="always"):
     """The system dependencies every framework of environment `name` declares for `scope`."""
-    return sorted({dep for fw in FRAMEWORKS[name] for dep, when in SYSTEM.get(fw, {}).items()
-                   if when == scope})
+    return sorted(
+        {
+            dep
+            for fw in FRAMEWORKS[name]
+            for dep, when in SYSTEM.get(fw, {}).items()
+            if when == scope
+        }
+    )
 
 
 def declared_python(name):
     """The Python version environment `name`'s frameworks declare (conf/framework), or None."""
-    versions = [dep[len("python"):] for dep in needs(name) if dep.startswith("python")]
+    versions = [dep[len("python") :] for dep in needs(name) if dep.startswith("python")]
     return versions[0] if versions else None
 
 
@@ -218,8 +261,7 @@ TOOLS = {
 
 def projects(env):
     """The project folders an environment installs editable."""
-    return ("shared", *(() if env.worker_only else ("packages/bench",)), *env.depends,
-            env.package)
+    return ("shared", *(() if env.worker_only else ("packages/bench",)), *env.depends, env.package)
 
 
 def lock_input(name):
@@ -229,8 +271,9 @@ def lock_input(name):
     if name in TOOLS:
         return (LOCK_PYTHON, *TOOLS[name])
     env = ENVIRONMENTS[name]
-    requires = ((env.pip,) if env.pip else ()) + env.build_requires + env.requires \
-        + env.test_requires
+    requires = (
+        ((env.pip,) if env.pip else ()) + env.build_requires + env.requires + env.test_requires
+    )
     return declared_python(name) or LOCK_PYTHON, requires, projects(env)
 
 
@@ -302,8 +345,9 @@ def install(session, lock, folders=(), env=None):
     lock, resolved by the installer with its dependencies; the locked package it replaces, and
     what only that package needs, are left out of the lock's install; both are said in the log
     and recorded in the marker."""
-    python = session.run_install("python", "-c", "import platform; print("
-                                 "platform.python_version())", silent=True)
+    python = session.run_install(
+        "python", "-c", "import platform; print(platform.python_version())", silent=True
+    )
     if python is None:
         return
     python = python.strip().splitlines()[-1]
@@ -316,12 +360,15 @@ def install(session, lock, folders=(), env=None):
     if not python.startswith(f"{locked_for}."):
         session.warn(f"Python {python} installs locks/{lock}.txt, resolved for {locked_for}")
     pins = read_lock(path)
-    overrides = [(variable, package, os.environ[variable])
-                 for variable, package in (env.overrides if env else ())
-                 if os.environ.get(variable)]
+    overrides = [
+        (variable, package, os.environ[variable])
+        for variable, package in (env.overrides if env else ())
+        if os.environ.get(variable)
+    ]
     skipped = {variable: sorted(left_out(pins, package)) for variable, package, _ in overrides}
     checked = ("--require-hashes", "--no-deps")
     with tempfile.TemporaryDirectory() as tmp:
+
         def part(file, names):
             (Path(tmp) / file).write_text("".join(line for n in names for line in pins[n].text))
             return str(Path(tmp) / file)
@@ -331,24 +378,34 @@ def install(session, lock, folders=(), env=None):
         for first in filter(None, firsts):
             session.install(*checked, "-r", part("first.txt", map(canonical, first)))
         leave = {n for names in skipped.values() for n in names}
-        last = {canonical(r) for r in env.requires} - leave if env and env.build_requires \
-            else set()
+        last = {canonical(r) for r in env.requires} - leave if env and env.build_requires else set()
         rest = [n for n in pins if n not in leave | last]
-        session.install(*checked, "-r", part("lock.txt", rest) if len(rest) < len(pins)
-                        else str(path.relative_to(ROOT)))
+        session.install(
+            *checked,
+            "-r",
+            part("lock.txt", rest) if len(rest) < len(pins) else str(path.relative_to(ROOT)),
+        )
         if last:
             session.install(*checked, "--no-build-isolation", "-r", part("last.txt", sorted(last)))
     for variable, _, value in overrides:
-        session.warn(f"override {variable}={value!r}, left out of locks/{lock}.txt: "
-                     f"{', '.join(skipped[variable])}")
+        session.warn(
+            f"override {variable}={value!r}, left out of locks/{lock}.txt: "
+            f"{', '.join(skipped[variable])}"
+        )
         session.install(*shlex.split(value))
     if folders:
         session.install("--no-deps", *editable(folders))
     if env and env.install_step:
         session.run_install(*env.install_step)
-    mark(session, path, python, [
-        {"variable": variable, "value": value, "left_out": skipped[variable]}
-        for variable, _, value in overrides])
+    mark(
+        session,
+        path,
+        python,
+        [
+            {"variable": variable, "value": value, "left_out": skipped[variable]}
+            for variable, _, value in overrides
+        ],
+    )
 
 
 def mark(session, lock, python, overrides):
@@ -364,10 +421,14 @@ def mark(session, lock, python, overrides):
     - built: when, UTC, ISO 8601 (`2026-12-06T05:00:00Z`)
     """
     record = {
-        "environment": session.name, "lock": str(lock.relative_to(ROOT)),
-        "lock_sha256": hashlib.sha256(lock.read_bytes()).hexdigest(), "python": python,
-        "installer": "uv" if session.venv_backend == "uv" else "pip", "overrides": overrides,
-        "built": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")}
+        "environment": session.name,
+        "lock": str(lock.relative_to(ROOT)),
+        "lock_sha256": hashlib.sha256(lock.read_bytes()).hexdigest(),
+        "python": python,
+        "installer": "uv" if session.venv_backend == "uv" else "pip",
+        "overrides": overrides,
+        "built": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+    }
     marker = Path(session.virtualenv.location) / MARKER
     marker.write_text(json.dumps(record, indent=2) + "\n")
 
@@ -391,24 +452,47 @@ def lock(session):
         env = ENVIRONMENTS.get(name)
         with tempfile.TemporaryDirectory() as tmp:
             # the input's name is what the lock's `# via -r noxfile` says
-            Path(tmp, "noxfile").write_text("".join(
-                f"{line}\n" for line in [*requires, *(f"-e {ROOT / f}" for f in folders)]))
+            Path(tmp, "noxfile").write_text(
+                "".join(f"{line}\n" for line in [*requires, *(f"-e {ROOT / f}" for f in folders)])
+            )
             build = ()
             if env and env.build_requires:  # sdists whose metadata build needs these
                 Path(tmp, "build.txt").write_text("\n".join(env.build_requires) + "\n")
                 build = ("--build-constraints", "build.txt")
             with session.chdir(tmp):
                 session.run(
-                    "uv", "pip", "compile", "noxfile", "--output-file", "lock.txt",
-                    "--no-config", "--index-url", LOCK_INDEX, "--exclude-newer", LOCK_DATE,
-                    "--python-version", python, "--python-platform", LOCK_PLATFORM,
-                    "--generate-hashes", "--quiet", *build,
+                    "uv",
+                    "pip",
+                    "compile",
+                    "noxfile",
+                    "--output-file",
+                    "lock.txt",
+                    "--no-config",
+                    "--index-url",
+                    LOCK_INDEX,
+                    "--exclude-newer",
+                    LOCK_DATE,
+                    "--python-version",
+                    python,
+                    "--python-platform",
+                    LOCK_PLATFORM,
+                    "--generate-hashes",
+                    "--quiet",
+                    *build,
                     *(f"--no-emit-package={distribution(f)}" for f in folders),
-                    "--custom-compile-command", f"nox -s lock -- {name}", env=clean)
+                    "--custom-compile-command",
+                    f"nox -s lock -- {name}",
+                    env=clean,
+                )
             text = Path(tmp, "lock.txt").read_text()
         target = LOCKS / f"{name}.txt"
-        state = ("unchanged" if target.is_file() and target.read_text() == text
-                 else "updated" if target.is_file() else "written")
+        state = (
+            "unchanged"
+            if target.is_file() and target.read_text() == text
+            else "updated"
+            if target.is_file()
+            else "written"
+        )
         target.write_text(text)
         session.log(f"locks/{name}.txt: {state}")
 
@@ -441,8 +525,10 @@ def slurm(session):
     if why:
         session.skip(f"{why}; session skipped")
     if os.geteuid() != 0:
-        session.skip("the one-host Slurm cluster starts its own slurmd and munged: root only; "
-                     "session skipped")
+        session.skip(
+            "the one-host Slurm cluster starts its own slurmd and munged: root only; "
+            "session skipped"
+        )
     install(session, "slurm", TOOLS["slurm"][1])
     pytest(session, "packages/bench/tests_slurm", *session.posargs)
 
@@ -460,8 +546,9 @@ def tests(name, env):
     worker-only variant of a package that another session tests runs the conformance suite
     only. The runtime's own NumPy-only tests (the rest of shared/tests) run in `core` and in
     the environments marked runtime_tests, one per NumPy/Python the workers use."""
-    tested_elsewhere = any(other.package == env.package and not other.worker_only
-                           for other in ENVIRONMENTS.values())
+    tested_elsewhere = any(
+        other.package == env.package and not other.worker_only for other in ENVIRONMENTS.values()
+    )
     if env.worker_only and tested_elsewhere:
         return [CONFORMANCE]
     shared = ["shared/tests"] if env.runtime_tests else [CONFORMANCE]
@@ -474,8 +561,7 @@ def tests(name, env):
 def e2e_frameworks(name, env):
     """The frameworks whose workers a session's end-to-end tests run: its own, and those of
     `e2e_also` environments that this machine can build."""
-    also = [fw for other in env.e2e_also if not interpreter(other)[1]
-            for fw in FRAMEWORKS[other]]
+    also = [fw for other in env.e2e_also if not interpreter(other)[1] for fw in FRAMEWORKS[other]]
     return FRAMEWORKS[name] + also
 
 
@@ -483,30 +569,51 @@ def framework_session(name, env, extended=False):
     python, why_not = interpreter(name)
 
     # the extended session builds the same environment in .nox/<name>_extended
-    @nox.session(name=f"{name}_extended" if extended else name,
-                 python=False if why_not else python, venv_backend=env.venv_backend)
+    @nox.session(
+        name=f"{name}_extended" if extended else name,
+        python=False if why_not else python,
+        venv_backend=env.venv_backend,
+    )
     def run(session):
         if why_not:
             session.skip(why_not)
         install(session, name, projects(env), env)
-        variables = {key: value.replace("{venv}", session.virtualenv.location)
-                     for key, value in env.test_env}
+        variables = {
+            key: value.replace("{venv}", session.virtualenv.location) for key, value in env.test_env
+        }
         if "LD_LIBRARY_PATH" in variables and os.environ.get("LD_LIBRARY_PATH"):
             variables["LD_LIBRARY_PATH"] += os.pathsep + os.environ["LD_LIBRARY_PATH"]
         variables["BENCH_TEST_FRAMEWORKS"] = ",".join(FRAMEWORKS[name])  # in-process
         variables["BENCH_E2E_FRAMEWORKS"] = ",".join(e2e_frameworks(name, env))  # workers
         if extended:
-            pytest(session, *env.pytest_args, *tests(name, env), "-m", "slow",
-                   *session.posargs, env=variables)
+            pytest(
+                session,
+                *env.pytest_args,
+                *tests(name, env),
+                "-m",
+                "slow",
+                *session.posargs,
+                env=variables,
+            )
             return
-        pytest(session, *env.pytest_args, *tests(name, env), "-m", "not slow",
-               *session.posargs, env=variables)
+        pytest(
+            session,
+            *env.pytest_args,
+            *tests(name, env),
+            "-m",
+            "not slow",
+            *session.posargs,
+            env=variables,
+        )
         for folder in env.also_tests:
             pytest(session, *env.pytest_args, folder, *session.posargs, env=variables)
 
     rows = ", ".join(FRAMEWORKS[name])
-    run.__doc__ = (f"framework={rows}: the slow tests (not in the default run)." if extended
-                   else f"framework={rows}: build the environment and test.")
+    run.__doc__ = (
+        f"framework={rows}: the slow tests (not in the default run)."
+        if extended
+        else f"framework={rows}: build the environment and test."
+    )
     return run
 
 
@@ -517,11 +624,20 @@ def e2e_session(name, env):
         if why_not:
             session.skip(why_not)
         install(session, "core", RUNTIME)
-        pytest(session, SHARED_E2E, env.e2e, "-m", "not slow", *session.posargs,
-               env={"BENCH_E2E_FRAMEWORKS": ",".join(FRAMEWORKS[name])})
+        pytest(
+            session,
+            SHARED_E2E,
+            env.e2e,
+            "-m",
+            "not slow",
+            *session.posargs,
+            env={"BENCH_E2E_FRAMEWORKS": ",".join(FRAMEWORKS[name])},
+        )
 
-    run.__doc__ = (f"`python -m bench` from this interpreter with the {name} environment's "
-                   f"workers (it discovers .nox/{name}).")
+    run.__doc__ = (
+        f"`python -m bench` from this interpreter with the {name} environment's "
+        f"workers (it discovers .nox/{name})."
+    )
     return run
 
 
@@ -534,8 +650,15 @@ def r(session):
     if why:
         session.skip(f"framework={', '.join(sorted(R_ROWS))}: {why}; session skipped")
     install(session, "core", RUNTIME)
-    pytest(session, SHARED_E2E, "packages/r/tests", "-m", "not slow", *session.posargs,
-           env={"BENCH_E2E_FRAMEWORKS": ",".join(sorted(R_ROWS))})
+    pytest(
+        session,
+        SHARED_E2E,
+        "packages/r/tests",
+        "-m",
+        "not slow",
+        *session.posargs,
+        env={"BENCH_E2E_FRAMEWORKS": ",".join(sorted(R_ROWS))},
+    )
 
 
 for _name, _env in ENVIRONMENTS.items():
@@ -546,6 +669,12 @@ for _name, _env in ENVIRONMENTS.items():
         globals()[f"{_name}_e2e"] = e2e_session(_name, _env)
 
 # the default run (`nox`, what .ci/run runs): lint, core, slurm, then every environment's
-nox.options.sessions = ["lint", "core", "slurm"] + [
-    session for name, env in ENVIRONMENTS.items()
-    for session in [name] + ([f"{name}_e2e"] if env.e2e else [])] + ["r"]
+nox.options.sessions = (
+    ["lint", "core", "slurm"]
+    + [
+        session
+        for name, env in ENVIRONMENTS.items()
+        for session in [name] + ([f"{name}_e2e"] if env.e2e else [])
+    ]
+    + ["r"]
+)

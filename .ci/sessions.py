@@ -26,9 +26,25 @@ ROOT = Path(__file__).resolve().parent.parent
 # Minutes each session took in one two-lane .ci/run (2-core AMD EPYC, environments built from
 # nothing): only the order they start in, longest first, comes from these; a session not named
 # here counts as 5.
-MINUTES = {"tensorflow": 24, "core": 21, "theano": 16, "torch": 12, "mxnet": 12, "cntk": 7,
-           "keras_jax": 6, "r": 6, "cntk_e2e": 6, "chainer": 5, "flax": 5, "paddle": 5,
-           "keras_torch": 5, "slurm": 3, "onnxruntime": 3, "chainer_ideep": 2, "lint": 0}
+MINUTES = {
+    "tensorflow": 24,
+    "core": 21,
+    "theano": 16,
+    "torch": 12,
+    "mxnet": 12,
+    "cntk": 7,
+    "keras_jax": 6,
+    "r": 6,
+    "cntk_e2e": 6,
+    "chainer": 5,
+    "flax": 5,
+    "paddle": 5,
+    "keras_torch": 5,
+    "slurm": 3,
+    "onnxruntime": 3,
+    "chainer_ideep": 2,
+    "lint": 0,
+}
 
 
 def needs_of(noxfile):
@@ -36,8 +52,7 @@ def needs_of(noxfile):
     table: X_e2e runs X's workers, a session's `e2e_also` environments are built by their own
     sessions, and r drives the environments of the R rows' frameworks."""
     needs = {name: set(env.e2e_also) for name, env in noxfile.ENVIRONMENTS.items()}
-    needs.update({f"{name}_e2e": {name} for name, env in noxfile.ENVIRONMENTS.items()
-                  if env.e2e})
+    needs.update({f"{name}_e2e": {name} for name, env in noxfile.ENVIRONMENTS.items() if env.e2e})
     needs["r"] = set(noxfile.R_ENVIRONMENTS)
     return needs
 
@@ -90,14 +105,24 @@ class Runner:
         start = time.monotonic()
         print(f"ci > {session}: started", flush=True)
         with open(log, "w") as out, self.lock:
-            proc = subprocess.Popen([*self.nox, "-s", session], cwd=ROOT, stdout=out,
-                                    stderr=subprocess.STDOUT, start_new_session=True)
+            proc = subprocess.Popen(
+                [*self.nox, "-s", session],
+                cwd=ROOT,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
             self.running[session] = proc
         code = proc.wait()
         seconds = time.monotonic() - start
         text = log.read_text(errors="replace")
-        status = ("skipped" if code == 0 and re.search(r"Session \S+ skipped", text)
-                  else "success" if code == 0 else "failed")
+        status = (
+            "skipped"
+            if code == 0 and re.search(r"Session \S+ skipped", text)
+            else "success"
+            if code == 0
+            else "failed"
+        )
         with self.lock:
             del self.running[session]
             self.outcomes[session] = (status, seconds)
@@ -128,8 +153,10 @@ def main():
     with tempfile.TemporaryDirectory(prefix="ci-sessions-") as logs:
         runner = Runner(nox, sessions, Path(logs), needs_of(load_noxfile()))
         signal.signal(signal.SIGTERM, runner.stop)
-        print(f"ci > {len(sessions)} sessions in {count} lanes: {' '.join(runner.waiting)}",
-              flush=True)
+        print(
+            f"ci > {len(sessions)} sessions in {count} lanes: {' '.join(runner.waiting)}",
+            flush=True,
+        )
         threads = [threading.Thread(target=runner.lane) for _ in range(count)]
         for thread in threads:
             thread.start()
@@ -140,13 +167,16 @@ def main():
             runner.stop()
             for thread in threads:
                 thread.join()
-    print(f"\nci > Ran {len(runner.outcomes)} sessions in {minutes(time.monotonic() - start)} "
-          f"({count} lanes):")
+    print(
+        f"\nci > Ran {len(runner.outcomes)} sessions in {minutes(time.monotonic() - start)} "
+        f"({count} lanes):"
+    )
     for session in sessions:
         status, seconds = runner.outcomes.get(session, ("not run", 0))
         print(f"ci > * {session}: {status}, took {minutes(seconds)}")
-    failed = [s for s in sessions if runner.outcomes.get(s, ("not run",))[0] not in
-              ("success", "skipped")]
+    failed = [
+        s for s in sessions if runner.outcomes.get(s, ("not run",))[0] not in ("success", "skipped")
+    ]
     return 1 if failed else 0
 
 

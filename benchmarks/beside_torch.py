@@ -14,6 +14,7 @@ of the last round (the learnable synthetic data), under the CPU model it was mea
 A timing run, not a test: run it on a quiet machine. Writes beside_torch.json and
 beside_torch.md into --out.
 """
+
 import argparse
 import json
 import re
@@ -55,8 +56,11 @@ CONFIGURATIONS = [
     ("lasagne", ["framework.options.openmp=false"], ("cnn", "resnet50")),
     ("onnxruntime", [], ("resnet50",)),
     ("onnxruntime", ["framework.options.graph_optimization=basic"], ("resnet50",)),
-    ("onnxruntime", ["framework.options.execution_mode=parallel",
-                     "framework.options.interop_threads=2"], ("resnet50",)),
+    (
+        "onnxruntime",
+        ["framework.options.execution_mode=parallel", "framework.options.interop_threads=2"],
+        ("resnet50",),
+    ),
     ("onnxruntime", ["framework.options.denormal_as_zero=false"], ("resnet50",)),
 ]
 
@@ -79,26 +83,38 @@ def runs(args):
     """The (name, task, command-line) of every measurement, in the order of a round."""
     only = set(args.only.split(",")) if args.only else None
     for task in args.tasks.split(","):
-        sizes = (["preset.inference_batches=3"] if task == "resnet50" else
-                 [f"preset.train_examples={args.train_examples}", f"preset.epochs={args.epochs}"])
+        sizes = (
+            ["preset.inference_batches=3"]
+            if task == "resnet50"
+            else [f"preset.train_examples={args.train_examples}", f"preset.epochs={args.epochs}"]
+        )
         for framework, extra, tasks in CONFIGURATIONS:
             if task in tasks and (only is None or framework in only or framework == "torch"):
                 name = " ".join([framework, *extra])
-                yield name, task, [f"framework={framework}", f"task={task}", "preset=smoke",
-                                   *sizes, *extra]
+                yield (
+                    name,
+                    task,
+                    [f"framework={framework}", f"task={task}", "preset=smoke", *sizes, *extra],
+                )
 
 
 def markdown(rows, header):
-    lines = [header, "", "| task | configuration | median | runs | ratio to torch | accuracy |",
-             "|---|---|---|---|---|---|"]
+    lines = [
+        header,
+        "",
+        "| task | configuration | median | runs | ratio to torch | accuracy |",
+        "|---|---|---|---|---|---|",
+    ]
     for row in rows:
         if "median" not in row:
             lines.append(f"| {row['task']} | {row['name']} | {row['note']} | | | |")
             continue
         runs_text = ", ".join(f"{v:.1f}" for v in row["runs"])
         accuracy = "" if row.get("accuracy") is None else f"{row['accuracy']:.3f}"
-        lines.append(f"| {row['task']} | {row['name']} | {row['median']:.1f} | {runs_text} "
-                     f"| {row.get('ratio', float('nan')):.2f} | {accuracy} |")
+        lines.append(
+            f"| {row['task']} | {row['name']} | {row['median']:.1f} | {runs_text} "
+            f"| {row.get('ratio', float('nan')):.2f} | {accuracy} |"
+        )
     return "\n".join(lines)
 
 
@@ -114,10 +130,12 @@ def main():
     out = Path(args.out or f"results/beside_torch/{time.strftime('%Y-%m-%d_%H-%M-%S')}")
     out.mkdir(parents=True, exist_ok=True)
     key = sysinfo.host_key("cpu")
-    header = (f"Beside torch on {key['cpu']} ({' '.join(key['flags']) or 'no AVX'}), "
-              f"{key['cpus']} CPUs; {args.rounds} alternating rounds, median throughput "
-              f"(training: steady-state examples/s, {args.train_examples} examples x "
-              f"{args.epochs} epochs; inference: images/s); {time.strftime('%Y-%m-%d %H:%M')}")
+    header = (
+        f"Beside torch on {key['cpu']} ({' '.join(key['flags']) or 'no AVX'}), "
+        f"{key['cpus']} CPUs; {args.rounds} alternating rounds, median throughput "
+        f"(training: steady-state examples/s, {args.train_examples} examples x "
+        f"{args.epochs} epochs; inference: images/s); {time.strftime('%Y-%m-%d %H:%M')}"
+    )
     print(header, flush=True)
     plan = list(runs(args))
     rows = {(name, task): {"name": name, "task": task, "runs": []} for name, task, _ in plan}
@@ -129,8 +147,10 @@ def main():
                     continue  # failed in an earlier round
                 result = bench(command, log)
                 if result is None or result["status"] != "ok":
-                    row["note"] = f"{(result or {}).get('status', 'failed')}: " \
-                                  f"{(result or {}).get('error', f'see {log.name}')}"[:200]
+                    row["note"] = (
+                        f"{(result or {}).get('status', 'failed')}: "
+                        f"{(result or {}).get('error', f'see {log.name}')}"[:200]
+                    )
                     print(f"  {task} {name}: {row['note']}", flush=True)
                     continue
                 row["runs"].append(throughput(result))
@@ -151,8 +171,9 @@ def write(out, header, key, args, rows):
             row["ratio"] = row["median"] / torch
     text = markdown(list(rows.values()), header)
     (out / "beside_torch.md").write_text(text + "\n")
-    (out / "beside_torch.json").write_text(json.dumps({"host": key, "args": vars(args),
-                                                       "rows": list(rows.values())}, indent=1))
+    (out / "beside_torch.json").write_text(
+        json.dumps({"host": key, "args": vars(args), "rows": list(rows.values())}, indent=1)
+    )
     return text
 
 

@@ -19,6 +19,7 @@ asleep (for the other thread, or for a core), so with more than one thread it re
 A timing script, not a test. Imports the framework and bench_shared (installed in every
 framework's environment, where it runs).
 """
+
 import argparse
 import collections
 import os
@@ -33,10 +34,16 @@ K, PAD = CNN.kernel_size, CNN.padding
 _C0, (_C1, _C2, _C3, _C4), _SIDE = CNN.input_shape[0], CNN.conv_channels, CNN.input_shape[1]
 # name, input channels, output channels, side (two blocks of two convolutions, a 2x2 pool after
 # each block)
-CONVS = [("conv1", _C0, _C1, _SIDE), ("conv2", _C1, _C2, _SIDE),
-         ("conv3", _C2, _C3, _SIDE // 2), ("conv4", _C3, _C4, _SIDE // 2)]
-DENSE = [("dense1", CNN.flat_features, CNN.dense_units),
-         ("dense2", CNN.dense_units, CNN.num_classes)]
+CONVS = [
+    ("conv1", _C0, _C1, _SIDE),
+    ("conv2", _C1, _C2, _SIDE),
+    ("conv3", _C2, _C3, _SIDE // 2),
+    ("conv4", _C3, _C4, _SIDE // 2),
+]
+DENSE = [
+    ("dense1", CNN.flat_features, CNN.dense_units),
+    ("dense2", CNN.dense_units, CNN.num_classes),
+]
 MACS = {**{n: s * s * c * o * K * K for n, c, o, s in CONVS}, **{n: i * o for n, i, o in DENSE}}
 # the step's FLOPs as results count them (3 forward passes): conv1's input gradient, which no
 # framework computes, is in them
@@ -56,8 +63,7 @@ class Work(object):
     """Something to time: a call, the FLOPs one call does, how to wait for its result."""
 
     def __init__(self, name, call, flop, sync=lambda r: r, repeats=5):
-        self.name, self.call, self.flop, self.sync, self.repeats = (
-            name, call, flop, sync, repeats)
+        self.name, self.call, self.flop, self.sync, self.repeats = (name, call, flop, sync, repeats)
 
     def warm(self):
         for _ in range(2):
@@ -69,8 +75,10 @@ class Work(object):
         for _ in range(self.repeats):
             result = self.call()
         self.sync(result)
-        return ((time.perf_counter() - wall) / self.repeats,
-                (time.process_time() - cpu) / self.repeats)
+        return (
+            (time.perf_counter() - wall) / self.repeats,
+            (time.process_time() - cpu) / self.repeats,
+        )
 
 
 def measure(works, peak, rounds):
@@ -85,10 +93,18 @@ def measure(works, peak, rounds):
             wall, cpu = work.seconds()
             if work is product and not peak:
                 peak_wall, peak_cpu = product.flop / wall, product.flop / cpu
-            runs[work.name].append((wall, cpu, work.flop / wall / (peak or peak_wall),
-                                    work.flop / cpu / (peak or peak_cpu)))
-    return {name: tuple(statistics.median(r[i] for r in rs) for i in range(4))
-            for name, rs in runs.items()}
+            runs[work.name].append(
+                (
+                    wall,
+                    cpu,
+                    work.flop / wall / (peak or peak_wall),
+                    work.flop / cpu / (peak or peak_cpu),
+                )
+            )
+    return {
+        name: tuple(statistics.median(r[i] for r in rs) for i in range(4))
+        for name, rs in runs.items()
+    }
 
 
 def report(works, figures, title):
@@ -98,8 +114,10 @@ def report(works, figures, title):
     for work in works:
         if work.name in figures:
             wall, cpu, of_wall, of_cpu = figures[work.name]
-            print(f"| {work.name} | {wall * 1e3:.1f} | {work.flop / wall / 1e9:.0f} | "
-                  f"{of_wall:.2f} | {work.flop / cpu / 1e9:.0f} | {of_cpu:.2f} |")
+            print(
+                f"| {work.name} | {wall * 1e3:.1f} | {work.flop / wall / 1e9:.0f} | "
+                f"{of_wall:.2f} | {work.flop / cpu / 1e9:.0f} | {of_cpu:.2f} |"
+            )
 
 
 def layers_bound(figures):
@@ -113,15 +131,23 @@ def breakdown(shares, step_ms, step_of_peak):
     """The step's time by operator group beside its share of the FLOPs (as results count
     them); a group's rate, of the peak, follows from the whole step's (CPU time)."""
     whole = sum(shares.values())
-    print(f"\nThe step by operator group ({step_ms:.0f} ms per profiled step; the whole step "
-          f"at {step_of_peak:.2f} of the peak):\n")
+    print(
+        f"\nThe step by operator group ({step_ms:.0f} ms per profiled step; the whole step "
+        f"at {step_of_peak:.2f} of the peak):\n"
+    )
     print("| operator group | share of time | share of FLOPs | its rate, of the peak |")
     print("|---|---|---|---|")
     for group, t in sorted(shares.items(), key=lambda kv: -kv[1]):
         layer, _, part = group.partition(" ")
-        flop = (flops(layer, backward=False) if part == "forward" else
-                flops(layer) - flops(layer, backward=False) if part == "backward" else
-                flops(layer) if layer in MACS else 0)
+        flop = (
+            flops(layer, backward=False)
+            if part == "forward"
+            else flops(layer) - flops(layer, backward=False)
+            if part == "backward"
+            else flops(layer)
+            if layer in MACS
+            else 0
+        )
         rate = f"{step_of_peak * flop / STEP_FLOPS / (t / whole):.2f}" if flop else ""
         print(f"| {group} | {t / whole:.1%} | {flop / STEP_FLOPS:.1%} | {rate} |")
 
@@ -138,7 +164,7 @@ def torch_works(step_only=False):
     from torch import nn
 
     a, b = torch.randn(PEAK_SIZE, PEAK_SIZE), torch.randn(PEAK_SIZE, PEAK_SIZE)
-    yield Work("matrix product", lambda: a @ b, 2 * PEAK_SIZE ** 3, repeats=2)
+    yield Work("matrix product", lambda: a @ b, 2 * PEAK_SIZE**3, repeats=2)
     if step_only:
         return
     for name, c, o, s in CONVS:
@@ -149,12 +175,12 @@ def torch_works(step_only=False):
         def forward(conv=conv, x=x):
             with torch.no_grad():
                 return conv(x)
+
         yield Work(name + " forward", forward, flops(name, backward=False))
         yield Work(name + " f+b", lambda conv=conv, x=x: conv(x).sum().backward(), flops(name))
     for name, i, o in DENSE:
         dense, x = nn.Linear(i, o), torch.randn(B, i, requires_grad=True)
-        yield Work(name + " f+b", lambda dense=dense, x=x: dense(x).sum().backward(),
-                   flops(name))
+        yield Work(name + " f+b", lambda dense=dense, x=x: dense(x).sum().backward(), flops(name))
 
 
 def torch_step():
@@ -166,9 +192,23 @@ def torch_step():
     convs = [nn.Conv2d(c, o, K, padding=PAD) for _, c, o, _ in CONVS]
     (_, f, h), (_, _, n) = DENSE
     net = nn.Sequential(
-        convs[0], nn.ReLU(), convs[1], nn.MaxPool2d(2), nn.ReLU(), nn.Dropout(d1),
-        convs[2], nn.ReLU(), convs[3], nn.MaxPool2d(2), nn.ReLU(), nn.Dropout(d2),
-        nn.Flatten(), nn.Linear(f, h), nn.ReLU(), nn.Dropout(d3), nn.Linear(h, n),
+        convs[0],
+        nn.ReLU(),
+        convs[1],
+        nn.MaxPool2d(2),
+        nn.ReLU(),
+        nn.Dropout(d1),
+        convs[2],
+        nn.ReLU(),
+        convs[3],
+        nn.MaxPool2d(2),
+        nn.ReLU(),
+        nn.Dropout(d2),
+        nn.Flatten(),
+        nn.Linear(f, h),
+        nn.ReLU(),
+        nn.Dropout(d3),
+        nn.Linear(h, n),
     ).to(memory_format=torch.channels_last)
     sgd = torch.optim.SGD(net.parameters(), lr=CNN.learning_rate, momentum=CNN.momentum)
     x = torch.randn(B, *CNN.input_shape).to(memory_format=torch.channels_last)
@@ -178,15 +218,21 @@ def torch_step():
         sgd.zero_grad(set_to_none=True)
         nn.functional.cross_entropy(net(x), y).backward()
         sgd.step()
+
     return Work("whole step", step, STEP_FLOPS, repeats=3)
 
 
 # torch's operators by group: the convolutions and matrix products by their weights' shapes
 _TORCH_GROUPS = {
-    "aten::bernoulli_": "dropout", "aten::div_": "dropout", "aten::mul": "dropout",
-    "aten::clamp_min": "ReLU", "aten::threshold_backward": "ReLU",
-    "aten::max_pool2d_with_indices": "pooling", "aten::max_pool2d_with_indices_backward":
-    "pooling", "aten::fill_": "pooling", "aten::zero_": "pooling",
+    "aten::bernoulli_": "dropout",
+    "aten::div_": "dropout",
+    "aten::mul": "dropout",
+    "aten::clamp_min": "ReLU",
+    "aten::threshold_backward": "ReLU",
+    "aten::max_pool2d_with_indices": "pooling",
+    "aten::max_pool2d_with_indices_backward": "pooling",
+    "aten::fill_": "pooling",
+    "aten::zero_": "pooling",
 }
 
 
@@ -200,8 +246,12 @@ def torch_group(name, shapes):
     if name in ("aten::mm", "aten::addmm"):
         dims = {d for shape in shapes for d in shape}
         return DENSE[0][0] if DENSE[0][1] in dims else DENSE[1][0]
-    if name.startswith("Optimizer.") or name in ("aten::add_", "aten::mul_",
-                                                  "aten::_foreach_add_", "aten::_foreach_mul_"):
+    if name.startswith("Optimizer.") or name in (
+        "aten::add_",
+        "aten::mul_",
+        "aten::_foreach_add_",
+        "aten::_foreach_mul_",
+    ):
         return "optimizer"
     return _TORCH_GROUPS.get(name, "other (loss, copies, dispatch)")
 
@@ -224,8 +274,7 @@ def torch_profile(step):
 def tensorflow_threads(threads):
     import tensorflow as tf
 
-    tf.config.threading.set_intra_op_parallelism_threads(
-        threads or len(os.sched_getaffinity(0)))
+    tf.config.threading.set_intra_op_parallelism_threads(threads or len(os.sched_getaffinity(0)))
     tf.config.threading.set_inter_op_parallelism_threads(1)  # bench_tensorflow's default
     return tf.config.threading.get_intra_op_parallelism_threads()
 
@@ -235,7 +284,7 @@ def tensorflow_works(step_only=False):
 
     a = tf.random.normal((PEAK_SIZE, PEAK_SIZE))
     product = tf.function(lambda: tf.matmul(a, a))
-    yield Work("matrix product", product, 2 * PEAK_SIZE ** 3, lambda r: r.numpy(), repeats=2)
+    yield Work("matrix product", product, 2 * PEAK_SIZE**3, lambda r: r.numpy(), repeats=2)
     if step_only:
         return
     for name, c, o, s in CONVS:
@@ -250,11 +299,20 @@ def tensorflow_works(step_only=False):
                 tape.watch(x)
                 loss = tf.reduce_sum(conv(x, w))
             return tape.gradient(loss, w if name == "conv1" else [x, w])
+
         forward, backward = tf.function(conv), tf.function(grads)
-        yield Work(name + " forward", lambda f=forward, x=x, w=w: f(x, w),
-                   flops(name, backward=False), lambda r: r.numpy())
-        yield Work(name + " f+b", lambda f=backward, x=x, w=w: f(x, w), flops(name),
-                   lambda r: tf.nest.map_structure(lambda t: t.numpy(), r))
+        yield Work(
+            name + " forward",
+            lambda f=forward, x=x, w=w: f(x, w),
+            flops(name, backward=False),
+            lambda r: r.numpy(),
+        )
+        yield Work(
+            name + " f+b",
+            lambda f=backward, x=x, w=w: f(x, w),
+            flops(name),
+            lambda r: tf.nest.map_structure(lambda t: t.numpy(), r),
+        )
     for name, i, o in DENSE:
         x, w = tf.random.normal((B, i)), tf.Variable(tf.random.normal((i, o), stddev=0.01))
 
@@ -263,9 +321,14 @@ def tensorflow_works(step_only=False):
                 tape.watch(x)
                 loss = tf.reduce_sum(tf.matmul(x, w))
             return tape.gradient(loss, [x, w])
+
         f = tf.function(grads)
-        yield Work(name + " f+b", lambda f=f, x=x, w=w: f(x, w), flops(name),
-                   lambda r: [t.numpy() for t in r])
+        yield Work(
+            name + " f+b",
+            lambda f=f, x=x, w=w: f(x, w),
+            flops(name),
+            lambda r: [t.numpy() for t in r],
+        )
 
 
 def tensorflow_step():
@@ -278,16 +341,25 @@ def tensorflow_step():
 
     init = {"kernel_initializer": "glorot_uniform", "padding": "same"}
     (c1, c2, c3, c4), (d1, d2, d3) = CNN.conv_channels, CNN.dropout
-    net = keras.Sequential([
-        keras.Input((_SIDE, _SIDE, _C0)),
-        layers.Conv2D(c1, K, activation="relu", name="conv1", **init),
-        layers.Conv2D(c2, K, name="conv2", **init), layers.MaxPool2D(2, name="pool1"),
-        layers.ReLU(name="relu2"), layers.Dropout(d1, name="drop1"),
-        layers.Conv2D(c3, K, activation="relu", name="conv3", **init),
-        layers.Conv2D(c4, K, name="conv4", **init), layers.MaxPool2D(2, name="pool2"),
-        layers.ReLU(name="relu4"), layers.Dropout(d2, name="drop2"),
-        layers.Flatten(), layers.Dense(CNN.dense_units, activation="relu", name="dense1"),
-        layers.Dropout(d3, name="drop3"), layers.Dense(CNN.num_classes, name="dense2")])
+    net = keras.Sequential(
+        [
+            keras.Input((_SIDE, _SIDE, _C0)),
+            layers.Conv2D(c1, K, activation="relu", name="conv1", **init),
+            layers.Conv2D(c2, K, name="conv2", **init),
+            layers.MaxPool2D(2, name="pool1"),
+            layers.ReLU(name="relu2"),
+            layers.Dropout(d1, name="drop1"),
+            layers.Conv2D(c3, K, activation="relu", name="conv3", **init),
+            layers.Conv2D(c4, K, name="conv4", **init),
+            layers.MaxPool2D(2, name="pool2"),
+            layers.ReLU(name="relu4"),
+            layers.Dropout(d2, name="drop2"),
+            layers.Flatten(),
+            layers.Dense(CNN.dense_units, activation="relu", name="dense1"),
+            layers.Dropout(d3, name="drop3"),
+            layers.Dense(CNN.num_classes, name="dense2"),
+        ]
+    )
     sgd = keras.optimizers.SGD(CNN.learning_rate, momentum=CNN.momentum)
     sgd.build(net.trainable_variables)
     loss_fn = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
@@ -301,6 +373,7 @@ def tensorflow_step():
         variables = net.trainable_variables
         sgd.apply_gradients(zip(tape.gradient(loss, variables), variables))
         return loss
+
     return Work("whole step", lambda: step(x, y), STEP_FLOPS, lambda r: r.numpy(), repeats=3)
 
 
@@ -360,8 +433,10 @@ def tensorflow_profile(step):
 
 def jax_threads(threads):
     if threads:
-        raise SystemExit("--threads: JAX sizes XLA's thread pool from the process's cores "
-                         "(taskset the script instead)")
+        raise SystemExit(
+            "--threads: JAX sizes XLA's thread pool from the process's cores "
+            "(taskset the script instead)"
+        )
     return len(os.sched_getaffinity(0))
 
 
@@ -371,23 +446,33 @@ def jax_works(step_only=False):
 
     a = jnp.ones((PEAK_SIZE, PEAK_SIZE))
     product = jax.jit(lambda a: a @ a)
-    yield Work("matrix product", lambda: product(a), 2 * PEAK_SIZE ** 3,
-               jax.block_until_ready, repeats=2)
+    yield Work(
+        "matrix product", lambda: product(a), 2 * PEAK_SIZE**3, jax.block_until_ready, repeats=2
+    )
     for name, c, o, s in CONVS:
         x, w = jnp.ones((B, s, s, c)), jnp.full((K, K, c, o), 0.01)
 
         def loss(x, w):
             return jax.lax.conv_general_dilated(
-                x, w, (1, 1), "SAME", dimension_numbers=("NHWC", "HWIO", "NHWC")).sum()
+                x, w, (1, 1), "SAME", dimension_numbers=("NHWC", "HWIO", "NHWC")
+            ).sum()
 
         grad = jax.jit(jax.grad(loss, argnums=1 if name == "conv1" else (0, 1)))
-        yield Work(name + " f+b", lambda grad=grad, x=x, w=w: grad(x, w), flops(name),
-                   jax.block_until_ready)
+        yield Work(
+            name + " f+b",
+            lambda grad=grad, x=x, w=w: grad(x, w),
+            flops(name),
+            jax.block_until_ready,
+        )
     for name, i, o in DENSE:
         x, w = jnp.ones((B, i)), jnp.full((i, o), 0.01)
         grad = jax.jit(jax.grad(lambda x, w: (x @ w).sum(), argnums=(0, 1)))
-        yield Work(name + " f+b", lambda grad=grad, x=x, w=w: grad(x, w), flops(name),
-                   jax.block_until_ready)
+        yield Work(
+            name + " f+b",
+            lambda grad=grad, x=x, w=w: grad(x, w),
+            flops(name),
+            jax.block_until_ready,
+        )
 
 
 def paddle_threads(threads):
@@ -401,8 +486,13 @@ def paddle_works(step_only=False):
 
     paddle.set_device("cpu")
     a = paddle.randn([PEAK_SIZE, PEAK_SIZE])
-    yield Work("matrix product", lambda: paddle.matmul(a, a), 2 * PEAK_SIZE ** 3,
-               lambda r: r.numpy(), repeats=2)
+    yield Work(
+        "matrix product",
+        lambda: paddle.matmul(a, a),
+        2 * PEAK_SIZE**3,
+        lambda r: r.numpy(),
+        repeats=2,
+    )
     for name, c, o, s in CONVS:
         conv, x = paddle.nn.Conv2D(c, o, K, padding=PAD), paddle.randn([B, c, s, s])
         x.stop_gradient = name == "conv1"
@@ -410,8 +500,7 @@ def paddle_works(step_only=False):
     for name, i, o in DENSE:
         dense, x = paddle.nn.Linear(i, o), paddle.randn([B, i])
         x.stop_gradient = False
-        yield Work(name + " f+b", lambda dense=dense, x=x: dense(x).sum().backward(),
-                   flops(name))
+        yield Work(name + " f+b", lambda dense=dense, x=x: dense(x).sum().backward(), flops(name))
 
 
 FRAMEWORKS = {
@@ -425,14 +514,24 @@ FRAMEWORKS = {
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--framework", choices=sorted(FRAMEWORKS), required=True)
-    parser.add_argument("--peak", type=float,
-                        help="a fixed fp32 peak in GFLOP/s (`python -m bench peak`) instead of "
-                             "the matrix product measured in every round")
+    parser.add_argument(
+        "--peak",
+        type=float,
+        help="a fixed fp32 peak in GFLOP/s (`python -m bench peak`) instead of "
+        "the matrix product measured in every round",
+    )
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--threads", type=int, default=0,
-                        help="intra-op threads (torch, tensorflow); 0: every usable core")
-    parser.add_argument("--step-only", action="store_true",
-                        help="the whole step and its profile, not each layer alone")
+    parser.add_argument(
+        "--threads",
+        type=int,
+        default=0,
+        help="intra-op threads (torch, tensorflow); 0: every usable core",
+    )
+    parser.add_argument(
+        "--step-only",
+        action="store_true",
+        help="the whole step and its profile, not each layer alone",
+    )
     args = parser.parse_args()
     set_threads, make_works, make_step, profile = FRAMEWORKS[args.framework]
     if args.step_only and not make_step:
@@ -444,15 +543,21 @@ def main():
     load = os.getloadavg()[0]
     figures = measure(works, args.peak * 1e9 if args.peak else None, args.rounds)
     peak = f"{args.peak:.0f} GFLOP/s" if args.peak else "the matrix product of each round"
-    report(works, figures,
-           f"{args.framework}, {threads} threads, batch {B}, fp32, against {peak}; "
-           f"{args.rounds} rounds, load average {load:.1f} to {os.getloadavg()[0]:.1f}")
+    report(
+        works,
+        figures,
+        f"{args.framework}, {threads} threads, batch {B}, fp32, against {peak}; "
+        f"{args.rounds} rounds, load average {load:.1f} to {os.getloadavg()[0]:.1f}",
+    )
     if not args.step_only:
-        print(f"\nThe weighted layers alone, each at its own rate: {layers_bound(figures):.2f} "
-              "of the peak (CPU time), the step's ceiling before anything else it does.")
+        print(
+            f"\nThe weighted layers alone, each at its own rate: {layers_bound(figures):.2f} "
+            "of the peak (CPU time), the step's ceiling before anything else it does."
+        )
     if profile:
         shares, ms = profile(works[-1])
         breakdown(shares, ms, figures[works[-1].name][3])
+
 
 if __name__ == "__main__":
     main()

@@ -18,6 +18,7 @@ Each round runs every pair, ours then theirs in odd rounds and theirs then ours 
 A timing run, not a test: the table names the CPU and the load average at its start and end.
 Writes own_loops.json and own_loops.md into --out.
 """
+
 import argparse
 import json
 import os
@@ -34,8 +35,11 @@ HERE = Path(__file__).resolve().parent
 # (our framework row, task, the environment of its own loop, the script, the variables it runs
 # with: {prefix} is that environment's directory)
 KERAS_TF = {"KERAS_BACKEND": "tensorflow"}
-KERAS_CNTK = {"KERAS_BACKEND": "cntk", "KERAS_HOME": "{prefix}/etc/keras2",
-              "LD_LIBRARY_PATH": "{prefix}/lib/bench-mpi-shim"}  # as keras_cntk's workers
+KERAS_CNTK = {
+    "KERAS_BACKEND": "cntk",
+    "KERAS_HOME": "{prefix}/etc/keras2",
+    "LD_LIBRARY_PATH": "{prefix}/lib/bench-mpi-shim",
+}  # as keras_cntk's workers
 PAIRS = [
     ("flax", "cnn", "flax", "flax_loop.py", {}),
     ("keras_jax", "cnn", "keras_jax", "keras_loop.py", {"KERAS_BACKEND": "jax"}),
@@ -55,13 +59,26 @@ RESNET_BATCH, RESNET_BATCHES = 32, 2
 
 def ours(framework, task, args, out):
     """Our row through the CLI: its steady-state throughput."""
-    sizes = ([f"task.batch_size={RESNET_BATCH}", f"preset.inference_batches={RESNET_BATCHES}"]
-             if task == "resnet50" else
-             [f"preset.train_examples={args.train_examples}", f"preset.epochs={args.epochs}"])
-    proc = subprocess.run([sys.executable, "-m", "bench", f"framework={framework}",
-                           f"task={task}", "preset=smoke", *sizes,
-                           f"hydra.run.dir={out / 'runs' / f'{framework}-{task}-{time.time()}'}"],
-                          capture_output=True, text=True, timeout=3600)
+    sizes = (
+        [f"task.batch_size={RESNET_BATCH}", f"preset.inference_batches={RESNET_BATCHES}"]
+        if task == "resnet50"
+        else [f"preset.train_examples={args.train_examples}", f"preset.epochs={args.epochs}"]
+    )
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "bench",
+            f"framework={framework}",
+            f"task={task}",
+            "preset=smoke",
+            *sizes,
+            f"hydra.run.dir={out / 'runs' / f'{framework}-{task}-{time.time()}'}",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=3600,
+    )
     result_line = [line for line in proc.stdout.splitlines() if line.startswith("result: ")]
     result = json.loads(Path(result_line[-1][8:]).read_text()) if result_line else {}
     stats = result.get("stats") or {}
@@ -74,13 +91,19 @@ def theirs(environment, script, variables, task, args):
     """The framework's own loop in its environment: its steady-state throughput."""
     prefix = project_dir() / ".nox" / environment
     python = prefix / "bin" / "python"
-    env = dict(os.environ, **{k: v.replace("{prefix}", str(prefix))
-                              for k, v in variables.items()})
-    sizes = (["--examples", str(RESNET_BATCH * RESNET_BATCHES), "--batch-size",
-              str(RESNET_BATCH)] if task == "resnet50" else
-             ["--examples", str(args.train_examples), "--epochs", str(args.epochs)])
-    proc = subprocess.run([str(python), str(HERE / "own_loops" / script), "--task", task,
-                           *sizes], capture_output=True, text=True, timeout=3600, env=env)
+    env = dict(os.environ, **{k: v.replace("{prefix}", str(prefix)) for k, v in variables.items()})
+    sizes = (
+        ["--examples", str(RESNET_BATCH * RESNET_BATCHES), "--batch-size", str(RESNET_BATCH)]
+        if task == "resnet50"
+        else ["--examples", str(args.train_examples), "--epochs", str(args.epochs)]
+    )
+    proc = subprocess.run(
+        [str(python), str(HERE / "own_loops" / script), "--task", task, *sizes],
+        capture_output=True,
+        text=True,
+        timeout=3600,
+        env=env,
+    )
     lines = [line for line in proc.stdout.splitlines() if line.startswith("{")]
     if proc.returncode != 0 or not lines:
         raise RuntimeError(f"{script} {task}: {proc.stderr[-500:]}")
@@ -101,16 +124,23 @@ def main():
     args = parser.parse_args()
     out = Path(args.out).absolute()
     out.mkdir(parents=True, exist_ok=True)
-    pairs = [p for p in PAIRS if (not args.only or p[0] in args.only.split(","))
-             and (not args.tasks or p[1] in args.tasks.split(","))]
+    pairs = [
+        p
+        for p in PAIRS
+        if (not args.only or p[0] in args.only.split(","))
+        and (not args.tasks or p[1] in args.tasks.split(","))
+    ]
     load = [os.getloadavg()]
     measured = {(fw, task): {"ours": [], "theirs": []} for fw, task, *_ in pairs}
     for rnd in range(args.rounds):
         for fw, task, environment, script, variables in pairs:
             sides = ["ours", "theirs"] if rnd % 2 == 0 else ["theirs", "ours"]  # alternate
             for side in sides:
-                value = (ours(fw, task, args, out) if side == "ours" else
-                         theirs(environment, script, variables, task, args))
+                value = (
+                    ours(fw, task, args, out)
+                    if side == "ours"
+                    else theirs(environment, script, variables, task, args)
+                )
                 measured[fw, task][side].append(value)
                 print(f"round {rnd + 1}: {fw} {task} {side}: {value:.1f}", flush=True)
     load.append(os.getloadavg())
@@ -118,24 +148,40 @@ def main():
     rows = []
     for (fw, task), values in measured.items():
         a, b = statistics.median(values["ours"]), statistics.median(values["theirs"])
-        rows.append({"framework": fw, "task": task, "ours": values["ours"],
-                     "theirs": values["theirs"], "ratio": a / b,
-                     "ratio_range": [min(values["ours"]) / max(values["theirs"]),
-                                     max(values["ours"]) / min(values["theirs"])]})
+        rows.append(
+            {
+                "framework": fw,
+                "task": task,
+                "ours": values["ours"],
+                "theirs": values["theirs"],
+                "ratio": a / b,
+                "ratio_range": [
+                    min(values["ours"]) / max(values["theirs"]),
+                    max(values["ours"]) / min(values["theirs"]),
+                ],
+            }
+        )
     unit = "examples/s (training, steady state) or images/s (resnet50)"
     loads = " and ".join("/".join(f"{x:.1f}" for x in one) for one in load)
-    lines = [f"Ours against the framework's own loop on {host} ({sysinfo.cpu_model()}), "
-             f"{args.rounds} alternating rounds, {unit}; ratio = ours / theirs (medians; "
-             f"range from the rounds' extremes). Load average (1/5/15 min) at the start and "
-             f"the end: {loads}.", "",
-             "| framework | task | ours | theirs | ratio |", "|---|---|---|---|---|"]
+    lines = [
+        f"Ours against the framework's own loop on {host} ({sysinfo.cpu_model()}), "
+        f"{args.rounds} alternating rounds, {unit}; ratio = ours / theirs (medians; "
+        f"range from the rounds' extremes). Load average (1/5/15 min) at the start and "
+        f"the end: {loads}.",
+        "",
+        "| framework | task | ours | theirs | ratio |",
+        "|---|---|---|---|---|",
+    ]
     for r in rows:
-        lines.append(f"| {r['framework']} | {r['task']} | {statistics.median(r['ours']):.1f} "
-                     f"| {statistics.median(r['theirs']):.1f} | {r['ratio']:.2f} "
-                     f"({r['ratio_range'][0]:.2f}–{r['ratio_range'][1]:.2f}) |")
+        lines.append(
+            f"| {r['framework']} | {r['task']} | {statistics.median(r['ours']):.1f} "
+            f"| {statistics.median(r['theirs']):.1f} | {r['ratio']:.2f} "
+            f"({r['ratio_range'][0]:.2f}–{r['ratio_range'][1]:.2f}) |"
+        )
     (out / "own_loops.md").write_text("\n".join(lines) + "\n")
-    (out / "own_loops.json").write_text(json.dumps({"host": host, "load": load, "rows": rows},
-                                                   indent=1))
+    (out / "own_loops.json").write_text(
+        json.dumps({"host": host, "load": load, "rows": rows}, indent=1)
+    )
     print("\n".join(lines))
 
 

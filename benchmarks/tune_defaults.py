@@ -23,6 +23,7 @@ window), with no new runs. `--no-confirm` takes every row from the tune's rounds
 settings against the default, as the tune measured them) — quicker, but the fastest of several
 noisy candidates tends to look a little faster than it is, which the confirming rounds undo.
 """
+
 import argparse
 import json
 import re
@@ -44,8 +45,7 @@ WITHIN = 0.10  # a default more than 10 % slower than the tuned setting is flagg
 
 def bench(*args, log):
     """`python -m bench *args`: (exit status, the last result.json or None)."""
-    proc = subprocess.run([sys.executable, "-m", "bench", *args], capture_output=True,
-                          text=True)
+    proc = subprocess.run([sys.executable, "-m", "bench", *args], capture_output=True, text=True)
     log.write(f"$ python -m bench {' '.join(args)}\n{proc.stdout}{proc.stderr}\n")
     log.flush()
     paths = re.findall(r"^result: (.+)$", proc.stdout, re.M)
@@ -66,12 +66,18 @@ def profile_for(framework, task, precision):
 def compare(framework, task, args, log):
     """One row: default vs tuned, alternating; or the reason there is none."""
     row = {"framework": framework, "task": task}
-    common = [f"framework={framework}", f"task={task}", f"precision={args.precision}",
-              f"preset={args.preset}", *args.override]
+    common = [
+        f"framework={framework}",
+        f"task={task}",
+        f"precision={args.precision}",
+        f"preset={args.preset}",
+        *args.override,
+    ]
     if args.preset == DEFAULT_PRESET:
         common += short_run(task, {override_key(o) for o in args.override})
-    reason = contract.unsupported(capabilities.declared(framework)["capabilities"], framework,
-                                  task, "cpu", args.precision)
+    reason = contract.unsupported(
+        capabilities.declared(framework)["capabilities"], framework, task, "cpu", args.precision
+    )
     if reason:
         row["note"] = "unsupported"
         return row
@@ -92,12 +98,15 @@ def compare(framework, task, args, log):
         for name, extra in (("default", []), ("tuned", ["tuned=true"])):
             code, result = bench(*common, *extra, log=log)
             if result is None or result["status"] != "ok":
-                row["note"] = (f"{name} run {(result or {}).get('status', 'failed')}: "
-                               f"{(result or {}).get('error', f'see {log.name}')}")
+                row["note"] = (
+                    f"{name} run {(result or {}).get('status', 'failed')}: "
+                    f"{(result or {}).get('error', f'see {log.name}')}"
+                )
                 return row
             measured[name].append(throughput(result))
-            print(f"  {framework} {task} round {rnd + 1} {name}: {measured[name][-1]:.1f}",
-                  flush=True)
+            print(
+                f"  {framework} {task} round {rnd + 1} {name}: {measured[name][-1]:.1f}", flush=True
+            )
     row.update({name: statistics.median(values) for name, values in measured.items()})
     row["rounds"] = measured
     row["ratio"] = row["tuned"] / row["default"]
@@ -112,8 +121,10 @@ def from_tune(row, profile):
     measured both (the confirming one)."""
     work = json.loads(Path(profile["rounds_file"]).read_text())["measurements"]
     default = profile["defaults"]
-    chosen = {"options": {**default["options"], **profile["options"]},
-              "env": {**default["env"], **profile["env"]}}
+    chosen = {
+        "options": {**default["options"], **profile["options"]},
+        "env": {**default["env"], **profile["env"]},
+    }
     target = default if profile["changed"] == "default" else chosen
     stages = {}
     for m in work:
@@ -139,8 +150,11 @@ def from_tune(row, profile):
             if key == target_key or (profile["changed"] != "default" and key != default_key):
                 continue
             last.pop(key, None)  # a later stage (the confirming one) has the last word
-            if other.ok and (bar is None or other.accuracy is None
-                             or other.accuracy >= bar - profile["accuracy_drop"]):
+            if other.ok and (
+                bar is None
+                or other.accuracy is None
+                or other.accuracy >= bar - profile["accuracy_drop"]
+            ):
                 last[key] = (other.throughput / mine.throughput, mine, other, stage)
     # kept: the closest challenger; changed: the default, as last measured beside the choice
     best = max(last.values(), key=lambda entry: entry[0]) if last else None
@@ -157,8 +171,10 @@ def from_tune(row, profile):
         default_runs, tuned_runs = other, mine
     row["source"] = f"tune rounds, stage {stage}"
     row["default"], row["tuned"] = default_runs.throughput, tuned_runs.throughput
-    row["rounds"] = {"default": [m["throughput"] for m in default_runs.rounds],
-                     "tuned": [m["throughput"] for m in tuned_runs.rounds]}
+    row["rounds"] = {
+        "default": [m["throughput"] for m in default_runs.rounds],
+        "tuned": [m["throughput"] for m in tuned_runs.rounds],
+    }
     row["ratio"] = row["tuned"] / row["default"]
     return row
 
@@ -172,9 +188,14 @@ def cell(row, name):
 
 
 def markdown(rows, header):
-    lines = [header, "", "| framework | task | default (range) | tuned (range) | tuned/default "
-             "| profile changes "
-             "| default within 10 % |", "|---|---|---|---|---|---|---|"]
+    lines = [
+        header,
+        "",
+        "| framework | task | default (range) | tuned (range) | tuned/default "
+        "| profile changes "
+        "| default within 10 % |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for r in rows:
         if "ratio" not in r:
             lines.append(f"| {r['framework']} | {r['task']} | | | | {r.get('note', '')} | |")
@@ -184,14 +205,19 @@ def markdown(rows, header):
             ok = "yes (tune kept it)"
             if r["ratio"] > 1 + WITHIN:  # a faster median whose rounds overlap the default's
                 ok = "yes (tune kept it: the gap is within the rounds' noise)"
-            changes = (f"none (fastest other: {r['fastest_other']})" if r["fastest_other"]
-                       else "none (no other candidate ran ok at the default's accuracy)")
+            changes = (
+                f"none (fastest other: {r['fastest_other']})"
+                if r["fastest_other"]
+                else "none (no other candidate ran ok at the default's accuracy)"
+            )
         else:
             ok = "yes" if r["default"] >= (1 - WITHIN) * r["tuned"] else "**no**"
         if r.get("source"):
             changes += f" [{r['source']}]"
-        lines.append(f"| {r['framework']} | {r['task']} | {cell(r, 'default')} "
-                     f"| {cell(r, 'tuned')} | {r['ratio']:.2f} | {changes} | {ok} |")
+        lines.append(
+            f"| {r['framework']} | {r['task']} | {cell(r, 'default')} "
+            f"| {cell(r, 'tuned')} | {r['ratio']:.2f} | {changes} | {ok} |"
+        )
     return "\n".join(lines)
 
 
@@ -203,20 +229,29 @@ def main():
     parser.add_argument("--preset", default="smoke")
     parser.add_argument("--precision", default="fp32")
     parser.add_argument("--tune-missing", action="store_true")
-    parser.add_argument("--no-confirm", action="store_true",
-                        help="every row from the tune's rounds, no confirming runs")
-    parser.add_argument("--override", action="append", default=[],
-                        help="a Hydra override for every run and tune, e.g. task.image_size=112")
+    parser.add_argument(
+        "--no-confirm",
+        action="store_true",
+        help="every row from the tune's rounds, no confirming runs",
+    )
+    parser.add_argument(
+        "--override",
+        action="append",
+        default=[],
+        help="a Hydra override for every run and tune, e.g. task.image_size=112",
+    )
     parser.add_argument("--out", default=None)
     args = parser.parse_args()
     out = Path(args.out or f"results/tune_defaults/{time.strftime('%Y-%m-%d_%H-%M-%S')}")
     out.mkdir(parents=True, exist_ok=True)
     key = sysinfo.host_key("cpu")
-    header = (f"Default vs tuned on {key['cpu']} ({' '.join(key['flags']) or 'no AVX'}), "
-              f"{key['cpus']} CPUs; precision {args.precision}, preset {args.preset}"
-              f"{''.join(f', {o}' for o in args.override)}, "
-              f"{args.rounds} alternating rounds, median throughput (training: examples/s, "
-              f"inference: images/s); {time.strftime('%Y-%m-%d')}")
+    header = (
+        f"Default vs tuned on {key['cpu']} ({' '.join(key['flags']) or 'no AVX'}), "
+        f"{key['cpus']} CPUs; precision {args.precision}, preset {args.preset}"
+        f"{''.join(f', {o}' for o in args.override)}, "
+        f"{args.rounds} alternating rounds, median throughput (training: examples/s, "
+        f"inference: images/s); {time.strftime('%Y-%m-%d')}"
+    )
     print(header, flush=True)
     rows = []
     with open(out / "bench.log", "w") as log:
@@ -225,8 +260,9 @@ def main():
                 rows.append(compare(framework, task, args, log))
     text = markdown(rows, header)
     (out / "tune_defaults.md").write_text(text + "\n")
-    (out / "tune_defaults.json").write_text(json.dumps({"host": key, "args": vars(args),
-                                                        "rows": rows}, indent=1))
+    (out / "tune_defaults.json").write_text(
+        json.dumps({"host": key, "args": vars(args), "rows": rows}, indent=1)
+    )
     print(text)
     print(f"written: {out}")
 

@@ -3,6 +3,7 @@ links, MomentumSGD, and per shuffled minibatch of numpy arrays: forward, softmax
 cleargrads, backward, update, under chainer.using_config("train", True). The yardstick
 framework=chainer task=cnn (Chainer on NumPy) is measured against by benchmarks/own_loops.py.
 Prints one JSON line: the seconds of each epoch."""
+
 import argparse
 import json
 import time
@@ -37,7 +38,7 @@ class SymbolModule(chainer.Chain):
 def minibatches(x, y, batch_size, rng):
     order = rng.permutation(len(x))
     for start in range(0, len(x) - batch_size + 1, batch_size):
-        idx = order[start:start + batch_size]
+        idx = order[start : start + batch_size]
         yield x[idx], y[idx]
 
 
@@ -65,9 +66,16 @@ def main():
                 loss.backward()
                 optimizer.update()
             seconds.append(time.perf_counter() - start)
-    print(json.dumps({"framework": "chainer (the 2018 Chainer_CNN loop)", "task": args.task,
-                      "epoch_seconds": seconds,
-                      "examples_per_epoch": args.examples // args.batch_size * args.batch_size}))
+    print(
+        json.dumps(
+            {
+                "framework": "chainer (the 2018 Chainer_CNN loop)",
+                "task": args.task,
+                "epoch_seconds": seconds,
+                "examples_per_epoch": args.examples // args.batch_size * args.batch_size,
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

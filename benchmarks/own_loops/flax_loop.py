@@ -2,6 +2,7 @@
 nnx.Optimizer over optax, an @nnx.jit train step with nnx.value_and_grad, numpy batches fed
 from host memory) for SPEC's CNN shapes: the yardstick framework=flax is measured against by
 benchmarks/own_loops.py. Prints one JSON line: the seconds of each epoch."""
+
 import argparse
 import json
 import time
@@ -65,13 +66,21 @@ def main():
         order = rng.permutation(args.examples)
         start = time.perf_counter()
         for step in range(steps):
-            index = order[step * args.batch_size:(step + 1) * args.batch_size]
+            index = order[step * args.batch_size : (step + 1) * args.batch_size]
             loss = train_step(model, optimizer, images[index], labels[index])
         jax.block_until_ready(loss)
         seconds.append(time.perf_counter() - start)
-    print(json.dumps({"framework": "flax (its own loop)", "task": args.task,
-                      "epoch_seconds": seconds, "examples_per_epoch": steps * args.batch_size,
-                      "loss": float(loss)}))
+    print(
+        json.dumps(
+            {
+                "framework": "flax (its own loop)",
+                "task": args.task,
+                "epoch_seconds": seconds,
+                "examples_per_epoch": steps * args.batch_size,
+                "loss": float(loss),
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@ Keras 3's GRU in place of CuDNNGRU, and ResNet-50 as the 2018 Keras inference no
 warm-up predict): the yardsticks framework=keras_jax and framework=keras are measured against
 by benchmarks/own_loops.py. Prints one JSON line: the seconds of each epoch (training), or the
 images and seconds of the timed predict (resnet50)."""
+
 import argparse
 import json
 import time
@@ -28,38 +29,52 @@ class EpochTimer(keras.callbacks.Callback):
 
 
 def cnn():
-    model = keras.Sequential([
-        keras.Input(shape=(32, 32, 3)),
-        layers.Conv2D(50, 3, padding="same", activation="relu"),
-        layers.Conv2D(50, 3, padding="same"),
-        layers.MaxPooling2D(2), layers.Activation("relu"), layers.Dropout(0.25),
-        layers.Conv2D(100, 3, padding="same", activation="relu"),
-        layers.Conv2D(100, 3, padding="same"),
-        layers.MaxPooling2D(2), layers.Activation("relu"), layers.Dropout(0.25),
-        layers.Flatten(),
-        layers.Dense(512, activation="relu"), layers.Dropout(0.5),
-        layers.Dense(10),
-    ])
-    model.compile(optimizer=keras.optimizers.SGD(0.01, momentum=0.9),
-                  loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    model = keras.Sequential(
+        [
+            keras.Input(shape=(32, 32, 3)),
+            layers.Conv2D(50, 3, padding="same", activation="relu"),
+            layers.Conv2D(50, 3, padding="same"),
+            layers.MaxPooling2D(2),
+            layers.Activation("relu"),
+            layers.Dropout(0.25),
+            layers.Conv2D(100, 3, padding="same", activation="relu"),
+            layers.Conv2D(100, 3, padding="same"),
+            layers.MaxPooling2D(2),
+            layers.Activation("relu"),
+            layers.Dropout(0.25),
+            layers.Flatten(),
+            layers.Dense(512, activation="relu"),
+            layers.Dropout(0.5),
+            layers.Dense(10),
+        ]
+    )
+    model.compile(
+        optimizer=keras.optimizers.SGD(0.01, momentum=0.9),
+        loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+    )
     return model
 
 
 def rnn():
-    model = keras.Sequential([
-        keras.Input(shape=(150,), dtype="int32"),
-        layers.Embedding(30000, 125),
-        layers.GRU(100, reset_after=True),
-        layers.Dense(2),
-    ])
-    model.compile(optimizer=keras.optimizers.Adam(0.001),
-                  loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    model = keras.Sequential(
+        [
+            keras.Input(shape=(150,), dtype="int32"),
+            layers.Embedding(30000, 125),
+            layers.GRU(100, reset_after=True),
+            layers.Dense(2),
+        ]
+    )
+    model.compile(
+        optimizer=keras.optimizers.Adam(0.001),
+        loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+    )
     return model
 
 
 def resnet50(examples, batch_size, rng):
-    model = keras.applications.ResNet50(weights=None, include_top=False, pooling="avg",
-                                        input_shape=(224, 224, 3))
+    model = keras.applications.ResNet50(
+        weights=None, include_top=False, pooling="avg", input_shape=(224, 224, 3)
+    )
     x = rng.uniform(0, 1, (examples, 224, 224, 3)).astype(np.float32)
     model.predict(x, batch_size=batch_size, verbose=0)  # warm-up
     start = time.perf_counter()
@@ -78,8 +93,15 @@ def main():
     rng = np.random.RandomState(args.seed)
     keras.utils.set_random_seed(args.seed)
     if args.task == "resnet50":
-        print(json.dumps(dict(resnet50(args.examples, args.batch_size, rng), task=args.task,
-                              framework="keras on %s (its own loop)" % keras.backend.backend())))
+        print(
+            json.dumps(
+                dict(
+                    resnet50(args.examples, args.batch_size, rng),
+                    task=args.task,
+                    framework="keras on %s (its own loop)" % keras.backend.backend(),
+                )
+            )
+        )
         return
     if args.task == "cnn":
         x = rng.uniform(0, 1, (args.examples, 32, 32, 3)).astype(np.float32)
@@ -90,12 +112,25 @@ def main():
     model = cnn() if args.task == "cnn" else rnn()
     timer = EpochTimer()
     steps = args.examples // args.batch_size
-    model.fit(x[:steps * args.batch_size], y[:steps * args.batch_size],
-              batch_size=args.batch_size, epochs=args.epochs, shuffle=True, verbose=0,
-              callbacks=[timer])
-    print(json.dumps({"framework": "keras on %s (its own loop)" % keras.backend.backend(),
-                      "task": args.task, "epoch_seconds": timer.seconds,
-                      "examples_per_epoch": steps * args.batch_size}))
+    model.fit(
+        x[: steps * args.batch_size],
+        y[: steps * args.batch_size],
+        batch_size=args.batch_size,
+        epochs=args.epochs,
+        shuffle=True,
+        verbose=0,
+        callbacks=[timer],
+    )
+    print(
+        json.dumps(
+            {
+                "framework": "keras on %s (its own loop)" % keras.backend.backend(),
+                "task": args.task,
+                "epoch_seconds": timer.seconds,
+                "examples_per_epoch": steps * args.batch_size,
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -3,6 +3,7 @@ prepare and fit over a paddle.io dataset (Paddle's "high-level API" tutorial), a
 features from paddle.vision.models.resnet50 through paddle.Model.predict: the yardsticks
 framework=paddle is measured against by benchmarks/own_loops.py. Prints one JSON line: the
 seconds of each epoch (training) or of the timed pass (inference)."""
+
 import argparse
 import json
 import time
@@ -25,11 +26,24 @@ class EpochTimer(paddle.callbacks.Callback):
 
 def cnn():
     return nn.Sequential(
-        nn.Conv2D(3, 50, 3, padding=1), nn.ReLU(), nn.Conv2D(50, 50, 3, padding=1),
-        nn.MaxPool2D(2, 2), nn.ReLU(), nn.Dropout(0.25),
-        nn.Conv2D(50, 100, 3, padding=1), nn.ReLU(), nn.Conv2D(100, 100, 3, padding=1),
-        nn.MaxPool2D(2, 2), nn.ReLU(), nn.Dropout(0.25),
-        nn.Flatten(), nn.Linear(6400, 512), nn.ReLU(), nn.Dropout(0.5), nn.Linear(512, 10))
+        nn.Conv2D(3, 50, 3, padding=1),
+        nn.ReLU(),
+        nn.Conv2D(50, 50, 3, padding=1),
+        nn.MaxPool2D(2, 2),
+        nn.ReLU(),
+        nn.Dropout(0.25),
+        nn.Conv2D(50, 100, 3, padding=1),
+        nn.ReLU(),
+        nn.Conv2D(100, 100, 3, padding=1),
+        nn.MaxPool2D(2, 2),
+        nn.ReLU(),
+        nn.Dropout(0.25),
+        nn.Flatten(),
+        nn.Linear(6400, 512),
+        nn.ReLU(),
+        nn.Dropout(0.5),
+        nn.Linear(512, 10),
+    )
 
 
 def main():
@@ -47,15 +61,24 @@ def main():
         y = rng.randint(0, 10, (args.examples, 1)).astype(np.int64)
         net = cnn()
         model = paddle.Model(net)
-        model.prepare(paddle.optimizer.Momentum(0.01, momentum=0.9,
-                                                parameters=net.parameters()),
-                      nn.CrossEntropyLoss())
+        model.prepare(
+            paddle.optimizer.Momentum(0.01, momentum=0.9, parameters=net.parameters()),
+            nn.CrossEntropyLoss(),
+        )
         timer = EpochTimer()
-        model.fit(paddle.io.TensorDataset([paddle.to_tensor(x), paddle.to_tensor(y)]),
-                  batch_size=args.batch_size, epochs=args.epochs, shuffle=True,
-                  drop_last=True, verbose=0, callbacks=[timer])
-        result = {"epoch_seconds": timer.seconds,
-                  "examples_per_epoch": args.examples // args.batch_size * args.batch_size}
+        model.fit(
+            paddle.io.TensorDataset([paddle.to_tensor(x), paddle.to_tensor(y)]),
+            batch_size=args.batch_size,
+            epochs=args.epochs,
+            shuffle=True,
+            drop_last=True,
+            verbose=0,
+            callbacks=[timer],
+        )
+        result = {
+            "epoch_seconds": timer.seconds,
+            "examples_per_epoch": args.examples // args.batch_size * args.batch_size,
+        }
     else:  # features up to the global pool: num_classes=-1 leaves the fc out
         images = rng.normal(0, 1, (args.examples, 3, 224, 224)).astype(np.float32)
         model = paddle.Model(paddle.vision.models.resnet50(num_classes=-1))
@@ -65,8 +88,7 @@ def main():
         start = time.perf_counter()
         model.predict(data, batch_size=args.batch_size, verbose=0)
         result = {"inference_seconds": time.perf_counter() - start, "images": args.examples}
-    print(json.dumps(dict(result, framework="paddle (its own high-level API)",
-                          task=args.task)))
+    print(json.dumps(dict(result, framework="paddle (its own high-level API)", task=args.task)))
 
 
 if __name__ == "__main__":

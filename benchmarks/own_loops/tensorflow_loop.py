@@ -4,6 +4,7 @@ glorot-uniform variables, NHWC: TensorFlow's CPU max-pool has no NCHW kernel), a
 MomentumOptimizer's training op, and per shuffled minibatch one Session.run with a feed_dict.
 The yardstick framework=tensorflow task=cnn is measured against by benchmarks/own_loops.py.
 Prints one JSON line: the seconds of each epoch."""
+
 import argparse
 import json
 import time
@@ -15,18 +16,21 @@ v1 = tf.compat.v1
 
 
 def conv(x, filters, name, relu=True):
-    w = v1.get_variable(name + "_w", (3, 3, int(x.shape[-1]), filters),
-                        initializer=v1.glorot_uniform_initializer())
+    w = v1.get_variable(
+        name + "_w", (3, 3, int(x.shape[-1]), filters), initializer=v1.glorot_uniform_initializer()
+    )
     b = v1.get_variable(name + "_b", (filters,), initializer=v1.zeros_initializer())
     x = tf.nn.bias_add(tf.nn.conv2d(x, w, 1, "SAME"), b)
     return tf.nn.relu(x) if relu else x
 
 
 def dense(x, units, name):
-    w = v1.get_variable(name + "_w", (int(x.shape[-1]), units),
-                        initializer=v1.glorot_uniform_initializer())
-    return tf.matmul(x, w) + v1.get_variable(name + "_b", (units,),
-                                             initializer=v1.zeros_initializer())
+    w = v1.get_variable(
+        name + "_w", (int(x.shape[-1]), units), initializer=v1.glorot_uniform_initializer()
+    )
+    return tf.matmul(x, w) + v1.get_variable(
+        name + "_b", (units,), initializer=v1.zeros_initializer()
+    )
 
 
 def create_symbol(x, training):
@@ -45,7 +49,7 @@ def create_symbol(x, training):
 def minibatches(x, y, batch_size, rng):
     order = rng.permutation(len(x))
     for start in range(0, len(x) - batch_size + 1, batch_size):
-        idx = order[start:start + batch_size]
+        idx = order[start : start + batch_size]
         yield x[idx], y[idx]
 
 
@@ -76,9 +80,16 @@ def main():
         for data, label in minibatches(x_train, y_train, args.batch_size, rng):
             sess.run(model, feed_dict={x: data, y: label, training: True})
         seconds.append(time.perf_counter() - start)
-    print(json.dumps({"framework": "tensorflow (the 2018 Tensorflow_CNN loop)",
-                      "task": args.task, "epoch_seconds": seconds,
-                      "examples_per_epoch": args.examples // args.batch_size * args.batch_size}))
+    print(
+        json.dumps(
+            {
+                "framework": "tensorflow (the 2018 Tensorflow_CNN loop)",
+                "task": args.task,
+                "epoch_seconds": seconds,
+                "examples_per_epoch": args.examples // args.batch_size * args.batch_size,
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -3,6 +3,7 @@
 arrays: tensors made from them, zero_grad, forward, loss, backward, step. The yardstick
 framework=torch task=rnn is measured against by benchmarks/own_loops.py. Prints one JSON line:
 the seconds of each epoch."""
+
 import argparse
 import json
 import time
@@ -27,7 +28,7 @@ class SymbolModule(nn.Module):
 def minibatches(x, y, batch_size, rng):
     order = rng.permutation(len(x))
     for start in range(0, len(x) - batch_size + 1, batch_size):
-        idx = order[start:start + batch_size]
+        idx = order[start : start + batch_size]
         yield x[idx], y[idx]
 
 
@@ -57,9 +58,16 @@ def main():
             loss.backward()
             optimizer.step()
         seconds.append(time.perf_counter() - start)
-    print(json.dumps({"framework": "torch (the 2018 PyTorch_RNN loop)", "task": args.task,
-                      "epoch_seconds": seconds,
-                      "examples_per_epoch": args.examples // args.batch_size * args.batch_size}))
+    print(
+        json.dumps(
+            {
+                "framework": "torch (the 2018 PyTorch_RNN loop)",
+                "task": args.task,
+                "epoch_seconds": seconds,
+                "examples_per_epoch": args.examples // args.batch_size * args.batch_size,
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

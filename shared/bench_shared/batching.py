@@ -3,6 +3,7 @@
 Training: each epoch a permutation seeded by (seed, epoch), complete batches only.
 Evaluation: every example in order, the last batch possibly short.
 """
+
 import time
 
 import numpy as np
@@ -32,8 +33,9 @@ class TrainBatches(object):
     input inside the loop.
     """
 
-    def __init__(self, x, y, batch_size, seed, epoch, sync=None, on_batch=None, shard=(0, 1),
-                 transform=None):
+    def __init__(
+        self, x, y, batch_size, seed, epoch, sync=None, on_batch=None, shard=(0, 1), transform=None
+    ):
         self.x, self.y, self.batch_size = x, y, batch_size
         self.rank, self.world_size = shard
         self.order = epoch_permutation(len(x), seed, epoch)
@@ -57,7 +59,7 @@ class TrainBatches(object):
             if self.on_batch is not None:
                 self.on_batch(i)
             start = (i * self.world_size + self.rank) * bs
-            idx = self.order[start:start + bs]
+            idx = self.order[start : start + bs]
             x = self.x[idx]
             yield (self.transform(x) if self.transform else x), self.y[idx]
         self.stamps.append(time.perf_counter())
@@ -66,7 +68,7 @@ class TrainBatches(object):
 def eval_batches(x, batch_size, transform=None):
     """Every example in order, as writable in-memory arrays; the last batch may be short."""
     for start in range(0, len(x), batch_size):
-        batch = np.array(x[start:start + batch_size])
+        batch = np.array(x[start : start + batch_size])
         yield transform(batch) if transform else batch
 
 
@@ -75,6 +77,8 @@ def fixed_batches(x, batch_size, num_batches):
     read into memory before timing starts."""
     need = batch_size * num_batches
     if len(x) < need:
-        raise ValueError("inference needs %d examples (%d batches of %d), the data has %d"
-                         % (need, num_batches, batch_size, len(x)))
-    return [np.array(x[i * batch_size:(i + 1) * batch_size]) for i in range(num_batches)]
+        raise ValueError(
+            "inference needs %d examples (%d batches of %d), the data has %d"
+            % (need, num_batches, batch_size, len(x))
+        )
+    return [np.array(x[i * batch_size : (i + 1) * batch_size]) for i in range(num_batches)]

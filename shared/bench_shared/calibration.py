@@ -24,6 +24,7 @@ suite (tolerances: conf/precision/<precision>.yaml):
 
 NumPy only, Python 3.6 (worker side).
 """
+
 import numpy as np
 
 from . import contract
@@ -47,11 +48,16 @@ def calibrate(run, task, model, batches, stopwatch):
         return model
     hook = contract.hook(task, "calibrate")
     if hook is None:
-        raise NotImplementedError("precision=%s is not supported by framework=%s for task=%s: "
-                                  "%s has no calibrate(model, batches)" % (
-                                      run["precision"], run["framework"]["name"],
-                                      run["task"]["name"],
-                                      getattr(task, "__name__", "its task module")))
+        raise NotImplementedError(
+            "precision=%s is not supported by framework=%s for task=%s: "
+            "%s has no calibrate(model, batches)"
+            % (
+                run["precision"],
+                run["framework"]["name"],
+                run["task"]["name"],
+                getattr(task, "__name__", "its task module"),
+            )
+        )
     with stopwatch.region("calibration"):
         return hook(model, list(batches)[:CALIBRATION_BATCHES])
 
@@ -67,14 +73,15 @@ def fp32_reference(run, task, model, batches):
 def run_agreement(features, reference):
     """result["agreement"] of a quantized run: its timed output's last images (the agreement
     batches) against the fp32 reference of the same images."""
-    return feature_agreement(np.asarray(features)[-len(reference):], reference)
+    return feature_agreement(np.asarray(features)[-len(reference) :], reference)
 
 
 def readout(features, reference):
     """Arg-max classes of `features` under the fixed read-out whose bias cancels the mean of
     `reference` (the fp32 features of the same images)."""
     weights = np.random.RandomState(READOUT_SEED).normal(
-        0.0, 1.0 / np.sqrt(reference.shape[1]), (reference.shape[1], READOUT_CLASSES))
+        0.0, 1.0 / np.sqrt(reference.shape[1]), (reference.shape[1], READOUT_CLASSES)
+    )
     centre = np.asarray(reference, np.float64).mean(axis=0)
     return np.argmax((np.asarray(features, np.float64) - centre).dot(weights), axis=1)
 
@@ -85,12 +92,17 @@ def feature_agreement(features, reference):
     features = np.asarray(features, np.float64)
     reference = np.asarray(reference, np.float64)
     if features.shape != reference.shape or features.ndim != 2:
-        raise ValueError("features %s and their fp32 reference %s differ in shape"
-                         % (features.shape, reference.shape))
+        raise ValueError(
+            "features %s and their fp32 reference %s differ in shape"
+            % (features.shape, reference.shape)
+        )
     error = np.linalg.norm(features - reference) / max(np.linalg.norm(reference), 1e-30)
     top1 = np.mean(readout(features, reference) == readout(reference, reference))
-    return {"feature_error": float(error), "top1_agreement": float(top1),
-            "images": int(len(reference))}
+    return {
+        "feature_error": float(error),
+        "top1_agreement": float(top1),
+        "images": int(len(reference)),
+    }
 
 
 def within(agreement, tolerance):
@@ -99,12 +111,16 @@ def within(agreement, tolerance):
     empty when it meets both."""
     problems = []
     if agreement["feature_error"] < UNQUANTIZED_BELOW:
-        problems.append("feature error %.1e: no int8 rounding shows, the model ran unquantized"
-                        % agreement["feature_error"])
+        problems.append(
+            "feature error %.1e: no int8 rounding shows, the model ran unquantized"
+            % agreement["feature_error"]
+        )
     if not agreement["feature_error"] <= tolerance["feature_error"]:  # NaN fails too
-        problems.append("feature error %.2e > %g" % (agreement["feature_error"],
-                                                     tolerance["feature_error"]))
+        problems.append(
+            "feature error %.2e > %g" % (agreement["feature_error"], tolerance["feature_error"])
+        )
     if not agreement["top1_agreement"] >= tolerance["top1_agreement"]:
-        problems.append("top-1 agreement %.3f < %g" % (agreement["top1_agreement"],
-                                                       tolerance["top1_agreement"]))
+        problems.append(
+            "top-1 agreement %.3f < %g" % (agreement["top1_agreement"], tolerance["top1_agreement"])
+        )
     return problems

@@ -18,6 +18,7 @@ what is specific to it.
     check_precision(fw, "resnet50", "int8", tolerances)  # a declared precision other than
                                         # fp32 against the reference, within its tolerances
 """
+
 import importlib
 
 import numpy as np
@@ -154,8 +155,13 @@ def check_reference_forward(fw, task, tolerance=FORWARD_TOLERANCE):
     outputs = module.predict(model, [fw.native(module, inputs)])
     error = reference.relative_error(outputs, reference.forward(task, params, inputs))
     if not error < tolerance:
-        _fail(fw, task, "outputs differ from the NumPy reference by %.2e (tolerance %g)",
-              error, tolerance)
+        _fail(
+            fw,
+            task,
+            "outputs differ from the NumPy reference by %.2e (tolerance %g)",
+            error,
+            tolerance,
+        )
     return error
 
 
@@ -163,8 +169,12 @@ def check_export_round_trip(fw, task):
     _, module, model, params = fw.loaded_once(task)
     exported = slots.export_from(fw.package, module, task, model)
     if list(exported) != list(params):
-        _fail(fw, task, "exported names %s differ from the neutral layout's",
-              [n for n in exported if n not in params][:5])
+        _fail(
+            fw,
+            task,
+            "exported names %s differ from the neutral layout's",
+            [n for n in exported if n not in params][:5],
+        )
     changed = [k for k in params if not np.array_equal(exported[k], params[k])]
     if changed:
         _fail(fw, task, "exported weights differ from the loaded ones: %s", changed[:5])
@@ -184,21 +194,38 @@ def check_training_steps(fw, task, steps=None, tolerance=TRAIN_TOLERANCE):
     losses = [float(module.train_epoch(model, [(fw.native(module, x), y)])) for x, y in batches]
     error = float(np.max(np.abs(np.array(losses) - expected) / np.abs(expected)))
     if not error < tolerance:
-        _fail(fw, task, "losses %s differ from the reference's %s by %.2e (tolerance %g)",
-              np.round(losses, 5).tolist(), np.round(expected, 5).tolist(), error, tolerance)
+        _fail(
+            fw,
+            task,
+            "losses %s differ from the reference's %s by %.2e (tolerance %g)",
+            np.round(losses, 5).tolist(),
+            np.round(expected, 5).tolist(),
+            error,
+            tolerance,
+        )
     if losses[-1] == losses[0]:
         _fail(fw, task, "the loss did not change in %d steps", steps)
     exported = slots.export_from(fw.package, module, task, model)
     measure, weight_tolerance = WEIGHT_CHECK_OF.get(task, ("largest", WEIGHT_TOLERANCE))
     weight_tolerance = (fw.declared.get("trained_weights_tolerance") or {}).get(
-        task, weight_tolerance)  # declared, with its measurement, in the framework's YAML
+        task, weight_tolerance
+    )  # declared, with its measurement, in the framework's YAML
     errors = trained_weight_errors(params, trained, exported, measure)
     worst = max(errors, key=errors.get)
     if not errors[worst] < weight_tolerance:
-        _fail(fw, task, "after %d steps %s differs from the reference's by %.2e of the steps' "
-              "own size (tolerance %g; %s)", steps, worst, errors[worst], weight_tolerance,
-              ", ".join("%s %.1e" % (n, e) for n, e in sorted(errors.items(),
-                                                              key=lambda ne: -ne[1])[:3]))
+        _fail(
+            fw,
+            task,
+            "after %d steps %s differs from the reference's by %.2e of the steps' "
+            "own size (tolerance %g; %s)",
+            steps,
+            worst,
+            errors[worst],
+            weight_tolerance,
+            ", ".join(
+                "%s %.1e" % (n, e) for n, e in sorted(errors.items(), key=lambda ne: -ne[1])[:3]
+            ),
+        )
     return error, errors[worst]
 
 
@@ -257,34 +284,59 @@ def check_weight_protocol(fw, task):
     native_size = sum(int(np.asarray(tensors.read(k)).size) for k in native)
     neutral_size = sum(int(np.prod(s)) for s in weights.layout(task).values())
     if native_size != neutral_size:
-        _fail(fw, task, "tensors(model) holds %d values, the neutral weights %d: it lists too "
-              "%s tensors", native_size, neutral_size,
-              "many" if native_size > neutral_size else "few")
+        _fail(
+            fw,
+            task,
+            "tensors(model) holds %d values, the neutral weights %d: it lists too %s tensors",
+            native_size,
+            neutral_size,
+            "many" if native_size > neutral_size else "few",
+        )
     slots.load_weights(task, table, tensors, params)  # the real thing passes
     names = list(table)
     first, second = names[0], names[-1]
     reused = dict(table)
     reused[first] = table[second] if table[second].keys != table[first].keys else table[names[1]]
-    _expect_refusal(fw, task, "one tensor's slot pointing at another's",
-                    lambda: slots.load_weights(task, reused, tensors, params))
+    _expect_refusal(
+        fw,
+        task,
+        "one tensor's slot pointing at another's",
+        lambda: slots.load_weights(task, reused, tensors, params),
+    )
     skipped = dict(table)
     del skipped[first]
-    _expect_refusal(fw, task, "a neutral tensor without a slot",
-                    lambda: slots.load_weights(task, skipped, tensors, params))
-    _expect_refusal(fw, task, "a native tensor left unfilled",
-                    lambda: slots.load_weights(task, table, _Hiding(tensors, extra="extra"),
-                                               params))
-    _expect_refusal(fw, task, "a slot naming a tensor the model lacks",
-                    lambda: slots.load_weights(task, table, _Hiding(tensors, drop=native[0]),
-                                               params))
+    _expect_refusal(
+        fw,
+        task,
+        "a neutral tensor without a slot",
+        lambda: slots.load_weights(task, skipped, tensors, params),
+    )
+    _expect_refusal(
+        fw,
+        task,
+        "a native tensor left unfilled",
+        lambda: slots.load_weights(task, table, _Hiding(tensors, extra="extra"), params),
+    )
+    _expect_refusal(
+        fw,
+        task,
+        "a slot naming a tensor the model lacks",
+        lambda: slots.load_weights(task, table, _Hiding(tensors, drop=native[0]), params),
+    )
 
 
 def _uniform_within(fw, task, name, values, limit):
     """Drawn from uniform(-limit, limit): inside it, and (thousands of draws) reaching near it."""
     top = float(np.abs(values).max())
     if top > limit * (1 + 1e-5) or top < 0.8 * limit:
-        _fail(fw, task, "%s: max |w| %.4g, SPEC's uniform initialiser has limit %.4g",
-              name, top, limit)
+        _fail(
+            fw,
+            task,
+            "%s: max |w| %.4g, SPEC's uniform initialiser has limit %.4g",
+            name,
+            top,
+            limit,
+        )
 
 
 def check_native_initialisers(fw, task):
@@ -306,10 +358,18 @@ def check_native_initialisers(fw, task):
                 _fail(fw, task, "%s is not %g at initialisation", name, expected)
         elif value.ndim == 4 and task == "densenet":  # He-normal over the fan-in
             std = np.sqrt(2.0 / np.prod(value.shape[1:]))
-            if value.size > 1000 and not (abs(value.std() / std - 1) < 0.1
-                                          and abs(value.mean()) < 0.1 * std):
-                _fail(fw, task, "%s: std %.3g, mean %.2g; He-normal (fan-in) has std %.3g",
-                      name, value.std(), value.mean(), std)
+            if value.size > 1000 and not (
+                abs(value.std() / std - 1) < 0.1 and abs(value.mean()) < 0.1 * std
+            ):
+                _fail(
+                    fw,
+                    task,
+                    "%s: std %.3g, mean %.2g; He-normal (fan-in) has std %.3g",
+                    name,
+                    value.std(),
+                    value.mean(),
+                    std,
+                )
         elif name.endswith("bias"):
             if np.any(value):
                 _fail(fw, task, "%s is not zero at initialisation", name)
@@ -323,12 +383,18 @@ def check_native_initialisers(fw, task):
                     if error > 1e-4:
                         _fail(fw, task, "%s is not orthogonal (|B'B - I| = %.2g)", label, error)
                 else:
-                    _uniform_within(fw, task, label, block,
-                                    np.sqrt(6.0 / (block.shape[0] + block.shape[1])))
+                    _uniform_within(
+                        fw, task, label, block, np.sqrt(6.0 / (block.shape[0] + block.shape[1]))
+                    )
         elif value.ndim == 4:  # (out, in, kh, kw)
             receptive = value.shape[2] * value.shape[3]
-            _uniform_within(fw, task, name, value,
-                            np.sqrt(6.0 / ((value.shape[0] + value.shape[1]) * receptive)))
+            _uniform_within(
+                fw,
+                task,
+                name,
+                value,
+                np.sqrt(6.0 / ((value.shape[0] + value.shape[1]) * receptive)),
+            )
         else:  # dense (in, out)
             _uniform_within(fw, task, name, value, np.sqrt(6.0 / sum(value.shape)))
 
@@ -362,19 +428,25 @@ def check_precision(fw, task, precision, tolerances):
         outputs = module.predict(model, [fw.native(module, inputs)])
         error = reference.relative_error(outputs, reference.forward(task, params, inputs))
         if not error <= tolerances["output_tolerance"]:  # NaN fails too
-            _fail(fw, task, "precision=%s: outputs differ from the NumPy reference by %.2e "
-                  "(tolerance %g)", precision, error, tolerances["output_tolerance"])
+            _fail(
+                fw,
+                task,
+                "precision=%s: outputs differ from the NumPy reference by %.2e (tolerance %g)",
+                precision,
+                error,
+                tolerances["output_tolerance"],
+            )
         return error
     images = [fw.native(module, reference.distinct_images(CALIBRATION_IMAGES, seed=2))]
     model = calibration.calibrate(run, module, model, images, Stopwatch(fw.package.sync))
     inputs = reference.distinct_images(AGREEMENT_IMAGES, seed=1)
     outputs = module.predict(model, [fw.native(module, inputs)])
-    agreement = calibration.feature_agreement(outputs,
-                                              reference.forward(task, params, inputs))
+    agreement = calibration.feature_agreement(outputs, reference.forward(task, params, inputs))
     problems = calibration.within(agreement, tolerances["agreement"])
     if problems:
-        _fail(fw, task, "precision=%s against the NumPy reference: %s", precision,
-              "; ".join(problems))
+        _fail(
+            fw, task, "precision=%s against the NumPy reference: %s", precision, "; ".join(problems)
+        )
     return agreement
 
 

@@ -67,13 +67,16 @@ run.json, the worker's input (``make_run`` builds one without the orchestrator, 
                 train_steps, train_batch_size) or "peak" (after setup, only the package's
                 peak_flops at the run's precision); output: where the worker writes its result
 """
+
 import copy
 
 from . import spec
 
 PACKAGE_FUNCTIONS = ("setup", "versions", "sync", "count_parameters", "tensors", "memory_stats")
-TASK_FUNCTIONS = {"train": ("build_model", "slots", "train_epoch", "predict"),
-                  "inference": ("build_model", "slots", "predict")}
+TASK_FUNCTIONS = {
+    "train": ("build_model", "slots", "train_epoch", "predict"),
+    "inference": ("build_model", "slots", "predict"),
+}
 OPTIONAL = ("peak_flops", "native_layout", "calibrate", "train")
 # every precision a framework may declare: fp32, mixed precision through the framework's own
 # AMP (fp16, bf16), and int8 post-training quantization
@@ -94,9 +97,11 @@ INITS = ("native", "neutral", "file")
 
 # The test accuracy a training run must reach, as conf/task/<task>.yaml sets it (test_config
 # checks that the two agree; the YAML's comments say where each figure comes from)
-QUALITY_TARGETS = {"cnn": {"synthetic": 0.85, "real": 0.75},
-                   "rnn": {"synthetic": 0.85, "real": 0.85},
-                   "densenet": {"synthetic": 0.54, "real": 0.80}}
+QUALITY_TARGETS = {
+    "cnn": {"synthetic": 0.85, "real": 0.75},
+    "rnn": {"synthetic": 0.85, "real": 0.85},
+    "densenet": {"synthetic": 0.54, "real": 0.80},
+}
 
 
 def task_config(name):
@@ -105,58 +110,103 @@ def task_config(name):
         raise ValueError("unknown task %r; known: %s" % (name, ", ".join(sorted(spec.TASKS))))
     s = spec.TASKS[name]
     if name == "resnet50":
-        return {"name": name, "kind": s.kind, "dataset": s.dataset,
-                "batch_size": s.batch_size, "num_batches": s.num_batches,
-                "warmup_passes": s.warmup_passes, "description": ""}
-    task = {"name": name, "kind": s.kind, "dataset": s.dataset, "batch_size": s.batch_size,
-            "epochs": s.epochs, "description": "", "curve": True,
-            "quality_target": dict(QUALITY_TARGETS[name]), "stop_at_target": False}
+        return {
+            "name": name,
+            "kind": s.kind,
+            "dataset": s.dataset,
+            "batch_size": s.batch_size,
+            "num_batches": s.num_batches,
+            "warmup_passes": s.warmup_passes,
+            "description": "",
+        }
+    task = {
+        "name": name,
+        "kind": s.kind,
+        "dataset": s.dataset,
+        "batch_size": s.batch_size,
+        "epochs": s.epochs,
+        "description": "",
+        "curve": True,
+        "quality_target": dict(QUALITY_TARGETS[name]),
+        "stop_at_target": False,
+    }
     if name == "cnn":
         task["optimizer"] = {"name": "sgd", "lr": s.learning_rate, "momentum": s.momentum}
         task["dropout"] = True  # off for the equivalence checks (`verify`), never in a benchmark
     elif name == "densenet":
         # lr per device: a package scales it by the number of devices (SPEC: 1e-4 x devices)
-        task["optimizer"] = {"name": "adam", "lr": s.learning_rate, "beta1": s.beta1,
-                             "beta2": s.beta2, "eps": s.epsilon}
+        task["optimizer"] = {
+            "name": "adam",
+            "lr": s.learning_rate,
+            "beta1": s.beta1,
+            "beta2": s.beta2,
+            "eps": s.epsilon,
+        }
         task["image_size"] = s.input_shape[1]  # smaller only in tests: the same code path
         task["augment"] = True  # random crop + horizontal flip of the training batches
     else:
-        task["optimizer"] = {"name": "adam", "lr": s.learning_rate, "beta1": s.beta1,
-                             "beta2": s.beta2, "eps": s.epsilon}
+        task["optimizer"] = {
+            "name": "adam",
+            "lr": s.learning_rate,
+            "beta1": s.beta1,
+            "beta2": s.beta2,
+            "eps": s.epsilon,
+        }
     return task
 
 
 def framework_section(declared):
     """run["framework"] from a framework's declaration (its YAML as plain data)."""
     caps = declared.get("capabilities") or {}
-    return {"name": declared["name"], "package": declared["package"],
-            "options": dict(declared.get("options") or {}),
-            "option_choices": dict(declared.get("option_choices") or {}),
-            "capabilities": {"tasks": list(caps.get("tasks", [])),
-                             "tasks_reason": caps.get("tasks_reason") or "",
-                             "precisions": dict(caps.get("precisions", {})),
-                             "precisions_reason": dict(caps.get("precisions_reason") or {}),
-                             "task_precisions": dict(caps.get("task_precisions") or {}),
-                             "data_parallel": dict(caps.get("data_parallel") or {}),
-                             "data_parallel_launch": dict(caps.get("data_parallel_launch")
-                                                          or {}),
-                             "data_parallel_reason": caps.get("data_parallel_reason") or ""}}
+    return {
+        "name": declared["name"],
+        "package": declared["package"],
+        "options": dict(declared.get("options") or {}),
+        "option_choices": dict(declared.get("option_choices") or {}),
+        "capabilities": {
+            "tasks": list(caps.get("tasks", [])),
+            "tasks_reason": caps.get("tasks_reason") or "",
+            "precisions": dict(caps.get("precisions", {})),
+            "precisions_reason": dict(caps.get("precisions_reason") or {}),
+            "task_precisions": dict(caps.get("task_precisions") or {}),
+            "data_parallel": dict(caps.get("data_parallel") or {}),
+            "data_parallel_launch": dict(caps.get("data_parallel_launch") or {}),
+            "data_parallel_reason": caps.get("data_parallel_reason") or "",
+        },
+    }
 
 
-def make_run(declared, task, device="cpu", precision="fp32", seed=0, options=None,
-             data=None, init="native", **task_fields):
+def make_run(
+    declared,
+    task,
+    device="cpu",
+    precision="fp32",
+    seed=0,
+    options=None,
+    data=None,
+    init="native",
+    **task_fields,
+):
     """A run dict as the orchestrator writes it, from a framework declaration (its YAML)."""
     if init not in INITS:
         raise ValueError("init=%r: choose one of %s" % (init, ", ".join(INITS)))
-    run = {"task": task_config(task), "seed": seed, "precision": precision, "init": init,
-           "device": {"name": device, "index": 0}, "framework": framework_section(declared),
-           "data": copy.deepcopy(data) if data else {"arrays": {}, "limits": {}},
-           "devices": 1}
+    run = {
+        "task": task_config(task),
+        "seed": seed,
+        "precision": precision,
+        "init": init,
+        "device": {"name": device, "index": 0},
+        "framework": framework_section(declared),
+        "data": copy.deepcopy(data) if data else {"arrays": {}, "limits": {}},
+        "devices": 1,
+    }
     run["task"].update(task_fields)
     unknown = sorted(set(options or {}) - set(run["framework"]["options"]))
     if unknown:
-        raise ValueError("unknown %s options %s; known: %s" % (
-            declared["name"], unknown, ", ".join(run["framework"]["options"])))
+        raise ValueError(
+            "unknown %s options %s; known: %s"
+            % (declared["name"], unknown, ", ".join(run["framework"]["options"]))
+        )
     run["framework"]["options"].update(options or {})
     return run
 
@@ -166,27 +216,49 @@ def unsupported(capabilities, framework, task, device, precision):
     tasks, precisions = capabilities["tasks"], capabilities["precisions"]
     if task not in tasks:
         why = capabilities.get("tasks_reason")  # e.g. an inference runtime's
-        return ("task=%s is not supported by framework=%s%s; supported tasks: %s"
-                % (task, framework, " (%s)" % why if why else "", ", ".join(tasks)))
+        return "task=%s is not supported by framework=%s%s; supported tasks: %s" % (
+            task,
+            framework,
+            " (%s)" % why if why else "",
+            ", ".join(tasks),
+        )
     if precision not in PRECISIONS:
         return "precision=%s is not a precision; known: %s" % (precision, ", ".join(PRECISIONS))
     if precision in QUANTIZED and spec.TASKS[task].kind != "inference":
-        return ("precision=%s quantizes a trained model for inference: task=%s trains; "
-                "inference tasks: %s" % (precision, task, ", ".join(
-                    name for name, s in sorted(spec.TASKS.items()) if s.kind == "inference")))
+        return (
+            "precision=%s quantizes a trained model for inference: task=%s trains; "
+            "inference tasks: %s"
+            % (
+                precision,
+                task,
+                ", ".join(name for name, s in sorted(spec.TASKS.items()) if s.kind == "inference"),
+            )
+        )
     if device not in precisions:
-        return ("device=%s is not supported by framework=%s; supported devices: %s"
-                % (device, framework, ", ".join(precisions)))
+        return "device=%s is not supported by framework=%s; supported devices: %s" % (
+            device,
+            framework,
+            ", ".join(precisions),
+        )
     if precision not in precisions[device]:
         why = (capabilities.get("precisions_reason") or {}).get(precision)
-        return ("precision=%s is not supported by framework=%s on device=%s%s; supported "
-                "there: %s" % (precision, framework, device, " (%s)" % why if why else "",
-                               ", ".join(precisions[device])))
+        return (
+            "precision=%s is not supported by framework=%s on device=%s%s; supported "
+            "there: %s"
+            % (
+                precision,
+                framework,
+                device,
+                " (%s)" % why if why else "",
+                ", ".join(precisions[device]),
+            )
+        )
     for_task = (capabilities.get("task_precisions") or {}).get(task, {}).get(device)
     if for_task is not None and precision not in for_task:
-        return ("precision=%s is not supported by framework=%s for task=%s on device=%s; "
-                "supported there: %s" % (precision, framework, task, device,
-                                         ", ".join(for_task)))
+        return (
+            "precision=%s is not supported by framework=%s for task=%s on device=%s; "
+            "supported there: %s" % (precision, framework, task, device, ", ".join(for_task))
+        )
     return None
 
 
@@ -214,21 +286,30 @@ def devices_problem(capabilities, framework, task, device, devices):
     if devices == 1:
         return None
     if not getattr(spec.TASKS[task], "data_parallel", False):
-        return "unsupported", ("devices=%d: task=%s runs on one device (SPEC.md); the "
-                               "device-count axis is task=densenet's" % (devices, task))
+        return "unsupported", (
+            "devices=%d: task=%s runs on one device (SPEC.md); the "
+            "device-count axis is task=densenet's" % (devices, task)
+        )
     idioms = capabilities.get("data_parallel") or {}
     if device not in idioms:
         why = capabilities.get("data_parallel_reason")  # e.g. a framework bug, with its link
         return "unsupported", (
             "devices=%d is not supported by framework=%s on device=%s: it declares no "
-            "data-parallel training there%s%s" % (
-                devices, framework, device,
+            "data-parallel training there%s%s"
+            % (
+                devices,
+                framework,
+                device,
                 " (it does on: %s)" % ", ".join(sorted(idioms)) if idioms else "",
-                " (%s)" % why if why else ""))
+                " (%s)" % why if why else "",
+            )
+        )
     launch = data_parallel_launch(capabilities, device)
     if launch not in LAUNCHES:
-        return "config", ("framework=%s declares data_parallel_launch %s=%r: choose one of %s"
-                          % (framework, device, launch, ", ".join(LAUNCHES)))
+        return "config", (
+            "framework=%s declares data_parallel_launch %s=%r: choose one of %s"
+            % (framework, device, launch, ", ".join(LAUNCHES))
+        )
     return None
 
 
@@ -237,9 +318,11 @@ def option_problem(framework, options, choices):
     (Names and types are checked by the orchestrator's typed config and by make_run.)"""
     for key, allowed in sorted((choices or {}).items()):
         if key in options and options[key] not in allowed:
-            return ("framework.options.%s=%r is not an option value of framework=%s; "
-                    "choose one of %s" % (key, options[key], framework,
-                                          ", ".join(repr(a) for a in allowed)))
+            return (
+                "framework.options.%s=%r is not an option value of framework=%s; "
+                "choose one of %s"
+                % (key, options[key], framework, ", ".join(repr(a) for a in allowed))
+            )
     return None
 
 
@@ -252,12 +335,18 @@ def check_run(run):
     fw = run["framework"]
     if "capabilities" not in fw:
         raise ValueError("run.json's framework section has no capabilities")
-    reason = unsupported(fw["capabilities"], fw["name"], run["task"]["name"],
-                         run["device"]["name"], run["precision"])
+    reason = unsupported(
+        fw["capabilities"], fw["name"], run["task"]["name"], run["device"]["name"], run["precision"]
+    )
     if reason:
         raise NotImplementedError(reason)
-    problem = devices_problem(fw["capabilities"], fw["name"], run["task"]["name"],
-                              run["device"]["name"], run.get("devices", 1))
+    problem = devices_problem(
+        fw["capabilities"],
+        fw["name"],
+        run["task"]["name"],
+        run["device"]["name"],
+        run.get("devices", 1),
+    )
     if problem:
         raise (NotImplementedError if problem[0] == "unsupported" else ValueError)(problem[1])
     problem = option_problem(fw["name"], fw["options"], fw.get("option_choices"))
@@ -272,10 +361,11 @@ def check_run(run):
 def weight_protocol_missing(package, task_module):
     """What a package and its task module lack of the weight protocol (`tensors`, `slots`),
     which init=neutral and `verify` need; an empty list when nothing."""
-    return (["%s.%s" % (package.__name__, name)
-             for name in missing_functions(package, ["tensors"])]
-            + ["%s.%s" % (task_module.__name__, name)
-               for name in missing_functions(task_module, ["slots"])])
+    return [
+        "%s.%s" % (package.__name__, name) for name in missing_functions(package, ["tensors"])
+    ] + [
+        "%s.%s" % (task_module.__name__, name) for name in missing_functions(task_module, ["slots"])
+    ]
 
 
 def hook(module, name):

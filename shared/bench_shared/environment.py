@@ -5,6 +5,7 @@ NumPy-free and valid Python 3.6 (CNTK's environment), where importlib.metadata d
 
     python -m bench_shared.environment     # the distributions, as JSON (bench envs reads it)
 """
+
 import glob
 import json
 import os
@@ -12,11 +13,35 @@ import re
 import sys
 
 # shared objects that decide speed, by the start of their file name
-NATIVE = ("libopenblas", "libscipy_openblas", "libblas", "libmkl", "libdnnl", "libmkldnn",
-          "libiomp", "libgomp", "libomp", "libtbb", "libcudart", "libcudnn", "libcublas",
-          "libnccl", "libmpi", "xla_extension", "libtensorflow", "libtorch", "libCntk",
-          "libmxnet", "libpaddle", "libonnxruntime", "libR", "libRblas", "libflexiblas",
-          "libblis", "libarmpl")
+NATIVE = (
+    "libopenblas",
+    "libscipy_openblas",
+    "libblas",
+    "libmkl",
+    "libdnnl",
+    "libmkldnn",
+    "libiomp",
+    "libgomp",
+    "libomp",
+    "libtbb",
+    "libcudart",
+    "libcudnn",
+    "libcublas",
+    "libnccl",
+    "libmpi",
+    "xla_extension",
+    "libtensorflow",
+    "libtorch",
+    "libCntk",
+    "libmxnet",
+    "libpaddle",
+    "libonnxruntime",
+    "libR",
+    "libRblas",
+    "libflexiblas",
+    "libblis",
+    "libarmpl",
+)
 
 
 def _normalise(name):
@@ -40,9 +65,11 @@ def distributions():
                 found[_normalise(name)] = dist.version
         return found
     for entry in sys.path:
-        for info in sorted(glob.glob(os.path.join(entry or ".", "*.dist-info", "METADATA"))
-                           + glob.glob(os.path.join(entry or ".", "*.egg-info", "PKG-INFO"))
-                           + glob.glob(os.path.join(entry or ".", "*.egg-info"))):
+        for info in sorted(
+            glob.glob(os.path.join(entry or ".", "*.dist-info", "METADATA"))
+            + glob.glob(os.path.join(entry or ".", "*.egg-info", "PKG-INFO"))
+            + glob.glob(os.path.join(entry or ".", "*.egg-info"))
+        ):
             fields = _fields(info if os.path.isfile(info) else os.path.join(info, "PKG-INFO"))
             if fields.get("name") and _normalise(fields["name"]) not in found:
                 found[_normalise(fields["name"])] = fields.get("version", "")
@@ -87,6 +114,13 @@ def record():
 
 
 if __name__ == "__main__":
-    json.dump({"python": sys.version.split()[0], "executable": sys.executable,
-               "distributions": distributions()}, sys.stdout, sort_keys=True)
+    json.dump(
+        {
+            "python": sys.version.split()[0],
+            "executable": sys.executable,
+            "distributions": distributions(),
+        },
+        sys.stdout,
+        sort_keys=True,
+    )
     sys.stdout.write("\n")

@@ -1,5 +1,6 @@
 """Strict JSON for result files: Python's json writes NaN and Infinity, which are not JSON
 (other tools refuse the file). Non-finite floats become the strings "nan", "inf", "-inf"."""
+
 import math
 
 import numpy as np

@@ -4,6 +4,7 @@ cannot kill its worker, which would otherwise run on and hold the CPU during lat
 On Linux the kernel's parent-death signal does it: prctl(PR_SET_PDEATHSIG, SIGKILL) asks for
 SIGKILL when the process that started the worker exits. Elsewhere there is no such signal and
 the worker outlives a killed orchestrator (its timeout no longer applies)."""
+
 import ctypes
 import ctypes.util
 import os

@@ -4,6 +4,7 @@ The worker depends on numpy alone, so it cannot draw progress bars; the orchestr
 these lines and draws them. Batch events are throttled so that reporting costs nothing
 measurable inside a timed loop.
 """
+
 import json
 import sys
 import time
@@ -22,7 +23,7 @@ def parse(line):
     if not line.startswith(PREFIX):
         return None
     try:
-        return json.loads(line[len(PREFIX):])
+        return json.loads(line[len(PREFIX) :])
     except ValueError:
         return None
 

@@ -4,6 +4,7 @@ tasks; for DenseNet's multi-label task (14 findings per image), the mean ROC-AUC
 labels and the binary cross-entropy that its training minimises. NumPy only (worker side,
 Python 3.6).
 """
+
 import numpy as np
 
 
@@ -57,8 +58,7 @@ def mean_roc_auc(scores, targets):
     may be logits or probabilities (AUC depends on the order only)."""
     scores, targets = np.asarray(scores), np.asarray(targets)
     if scores.shape != targets.shape:
-        raise ValueError("scores %s and targets %s differ in shape" % (scores.shape,
-                                                                         targets.shape))
+        raise ValueError("scores %s and targets %s differ in shape" % (scores.shape, targets.shape))
     per_label = [roc_auc(scores[:, j], targets[:, j]) for j in range(targets.shape[1])]
     known = [auc for auc in per_label if auc is not None]
     if not known:

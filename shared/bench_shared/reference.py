@@ -5,6 +5,7 @@ that the reference is the "truth" a framework's float32 result is compared with.
 is im2col through a strided view (numpy 1.19 has no sliding_window_view), fast enough for a
 batch of 4 ResNet-50 images in a few seconds.
 """
+
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
@@ -19,8 +20,11 @@ def conv2d(x, w, b=None, stride=1, pad=0):
     _, _, kh, kw = w.shape
     oh, ow = (h - kh) // stride + 1, (wd - kw) // stride + 1
     s = x.strides
-    windows = as_strided(x, shape=(n, c, kh, kw, oh, ow),
-                         strides=(s[0], s[1], s[2], s[3], s[2] * stride, s[3] * stride))
+    windows = as_strided(
+        x,
+        shape=(n, c, kh, kw, oh, ow),
+        strides=(s[0], s[1], s[2], s[3], s[2] * stride, s[3] * stride),
+    )
     out = np.tensordot(windows, w, axes=([1, 2, 3], [1, 2, 3]))  # (N, oh, ow, O)
     out = out.transpose(0, 3, 1, 2)
     return out if b is None else out + b[:, None, None]
@@ -31,8 +35,11 @@ def pool_windows(x, size, stride):
     n, c, h, w = x.shape
     oh, ow = (h - size) // stride + 1, (w - size) // stride + 1
     s = x.strides
-    return as_strided(x, shape=(n, c, oh, ow, size, size),
-                      strides=(s[0], s[1], s[2] * stride, s[3] * stride, s[2], s[3]))
+    return as_strided(
+        x,
+        shape=(n, c, oh, ow, size, size),
+        strides=(s[0], s[1], s[2] * stride, s[3] * stride, s[2], s[3]),
+    )
 
 
 def max_pool(x, size, stride, pad=0):
@@ -80,12 +87,14 @@ def cnn_forward(params, x):
 def _bottleneck(h, p, prefix, stride):
     s1, s3 = (stride, 1) if spec.ResNet50.stride_on_1x1 else (1, stride)
     out = relu(batch_norm(conv2d(h, p[prefix + "conv1.weight"], stride=s1), p, prefix + "bn1"))
-    out = relu(batch_norm(conv2d(out, p[prefix + "conv2.weight"], stride=s3, pad=1), p,
-                          prefix + "bn2"))
+    out = relu(
+        batch_norm(conv2d(out, p[prefix + "conv2.weight"], stride=s3, pad=1), p, prefix + "bn2")
+    )
     out = batch_norm(conv2d(out, p[prefix + "conv3.weight"]), p, prefix + "bn3")
     if prefix + "shortcut.conv.weight" in p:
-        h = batch_norm(conv2d(h, p[prefix + "shortcut.conv.weight"], stride=stride), p,
-                       prefix + "shortcut.bn")
+        h = batch_norm(
+            conv2d(h, p[prefix + "shortcut.conv.weight"], stride=stride), p, prefix + "shortcut.bn"
+        )
     return relu(out + h)
 
 
@@ -112,8 +121,9 @@ def densenet_forward(params, x):
     def bn_relu(h, prefix):
         return relu(batch_norm(h, p, prefix, d.batch_norm_eps))
 
-    h = conv2d(np.asarray(x, np.float64), p["stem.conv.weight"], stride=d.stem_stride,
-               pad=d.stem_padding)
+    h = conv2d(
+        np.asarray(x, np.float64), p["stem.conv.weight"], stride=d.stem_stride, pad=d.stem_padding
+    )
     h = max_pool(bn_relu(h, "stem.bn"), d.pool_kernel, d.pool_stride, pad=d.pool_padding)
     for b, layers in enumerate(d.block_layers, 1):
         for layer in range(layers):
@@ -133,8 +143,8 @@ def gru_cell(x_proj, h, p):
     units = h.shape[1]
     h_proj = h @ p["gru.recurrent_weight"] + p["gru.recurrent_bias"]
     r = sigmoid(x_proj[:, :units] + h_proj[:, :units])
-    z = sigmoid(x_proj[:, units:2 * units] + h_proj[:, units:2 * units])
-    n = np.tanh(x_proj[:, 2 * units:] + r * h_proj[:, 2 * units:])  # reset *after* the matmul
+    z = sigmoid(x_proj[:, units : 2 * units] + h_proj[:, units : 2 * units])
+    n = np.tanh(x_proj[:, 2 * units :] + r * h_proj[:, 2 * units :])  # reset *after* the matmul
     return (1.0 - z) * n + z * h
 
 
@@ -149,8 +159,12 @@ def rnn_forward(params, tokens):
     return h @ p["dense.weight"] + p["dense.bias"]
 
 
-FORWARD = {"cnn": cnn_forward, "resnet50": resnet50_forward, "rnn": rnn_forward,
-           "densenet": densenet_forward}
+FORWARD = {
+    "cnn": cnn_forward,
+    "resnet50": resnet50_forward,
+    "rnn": rnn_forward,
+    "densenet": densenet_forward,
+}
 
 
 def forward(task, params, inputs):
@@ -194,7 +208,7 @@ def distinct_images(batch, seed, size=None):
         blur = np.exp(-0.5 * (offsets / max(sigma, 1e-3)) ** 2)
         blur /= blur.sum(axis=1, keepdims=True)  # a separable Gaussian blur, as matrices
         x = np.matmul(np.matmul(blur, noise), blur.T)
-        images[i] = (x / x.std() * rng.uniform(0.5, 1.5) + rng.uniform(-1, 1, (c, 1, 1)))
+        images[i] = x / x.std() * rng.uniform(0.5, 1.5) + rng.uniform(-1, 1, (c, 1, 1))
     return images
 
 

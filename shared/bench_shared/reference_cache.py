@@ -7,6 +7,7 @@ own source included, so a change to any of them computes it anew. Stored beside 
 ($BENCH_CACHE_DIR, else $XDG_CACHE_HOME/rosetta-bench, else ~/.cache/rosetta-bench), under
 reference/. An unwritable cache only costs the time.
 """
+
 import hashlib
 import json
 import os
@@ -38,8 +39,11 @@ def key(task, params, batches, optimizer):
             digest.update(source.read())
     digest.update(json.dumps([task, optimizer], sort_keys=True).encode())
     arrays = [(name, params[name]) for name in sorted(params)]
-    arrays += [("batch%d.%s" % (i, part), value) for i, batch in enumerate(batches)
-               for part, value in zip("xy", batch)]
+    arrays += [
+        ("batch%d.%s" % (i, part), value)
+        for i, batch in enumerate(batches)
+        for part, value in zip("xy", batch)
+    ]
     for name, value in arrays:
         value = np.ascontiguousarray(value)
         digest.update(("%s %s %s" % (name, value.dtype.str, value.shape)).encode())

@@ -6,6 +6,7 @@ batch's statistics), starting from neutral weights. A framework that differs in 
 convention, loss reduction, bias handling, gate order or label format drifts away from these
 loss trajectories within a few steps.
 """
+
 import numpy as np
 
 from . import reference as ref
@@ -25,6 +26,7 @@ def softmax_cross_entropy(logits, labels):
 
 # --- CNN ---------------------------------------------------------------------------------
 
+
 def conv2d_backward(x, w, dout, pad, stride=1):
     """Gradients of a convolution: one shifted (strided) slice per kernel tap."""
     xp = np.pad(x, ((0, 0), (0, 0), (pad, pad), (pad, pad)))
@@ -37,9 +39,10 @@ def conv2d_backward(x, w, dout, pad, stride=1):
             rows = slice(i, i + stride * (oh - 1) + 1, stride)
             cols = slice(j, j + stride * (ow - 1) + 1, stride)
             dw[:, :, i, j] = np.tensordot(dout, xp[:, :, rows, cols], axes=([0, 2, 3], [0, 2, 3]))
-            dxp[:, :, rows, cols] += np.tensordot(
-                dout, w[:, :, i, j], axes=([1], [0])).transpose(0, 3, 1, 2)
-    return dxp[:, :, pad:pad + x.shape[2], pad:pad + x.shape[3]], dw, dout.sum(axis=(0, 2, 3))
+            dxp[:, :, rows, cols] += np.tensordot(dout, w[:, :, i, j], axes=([1], [0])).transpose(
+                0, 3, 1, 2
+            )
+    return dxp[:, :, pad : pad + x.shape[2], pad : pad + x.shape[3]], dw, dout.sum(axis=(0, 2, 3))
 
 
 def max_pool2_backward(x, out, dout):
@@ -85,6 +88,7 @@ def cnn_loss_and_grads(p, x, y):
 
 # --- GRU classifier ------------------------------------------------------------------------
 
+
 def rnn_loss_and_grads(p, tokens, y):
     units = spec.RNN.hidden_units
     x = p["embedding.weight"][tokens]  # (N, T, E)
@@ -95,8 +99,8 @@ def rnn_loss_and_grads(p, tokens, y):
     for t in range(steps):
         h_proj = h @ p["gru.recurrent_weight"] + p["gru.recurrent_bias"]
         r = ref.sigmoid(x_proj[:, t, :units] + h_proj[:, :units])
-        z = ref.sigmoid(x_proj[:, t, units:2 * units] + h_proj[:, units:2 * units])
-        n = np.tanh(x_proj[:, t, 2 * units:] + r * h_proj[:, 2 * units:])
+        z = ref.sigmoid(x_proj[:, t, units : 2 * units] + h_proj[:, units : 2 * units])
+        n = np.tanh(x_proj[:, t, 2 * units :] + r * h_proj[:, 2 * units :])
         cache.append((h, h_proj, r, z, n))
         h = (1.0 - z) * n + z * h
     logits = h @ p["dense.weight"] + p["dense.bias"]
@@ -110,7 +114,7 @@ def rnn_loss_and_grads(p, tokens, y):
         h_prev, h_proj, r, z, n = cache[t]
         da_n = dh * (1.0 - z) * (1.0 - n * n)
         da_z = dh * (h_prev - n) * z * (1.0 - z)
-        da_r = da_n * h_proj[:, 2 * units:] * r * (1.0 - r)
+        da_r = da_n * h_proj[:, 2 * units :] * r * (1.0 - r)
         dh_proj = np.concatenate([da_r, da_z, da_n * r], axis=1)
         dx_proj[:, t] = np.concatenate([da_r, da_z, da_n], axis=1)
         g["gru.recurrent_weight"] += h_prev.T @ dh_proj
@@ -119,12 +123,16 @@ def rnn_loss_and_grads(p, tokens, y):
     g["gru.input_weight"] = np.einsum("nte,ntg->eg", x, dx_proj)
     g["gru.input_bias"] = dx_proj.sum(axis=(0, 1))
     g["embedding.weight"] = np.zeros_like(p["embedding.weight"])
-    np.add.at(g["embedding.weight"], tokens.ravel(),
-              (dx_proj @ p["gru.input_weight"].T).reshape(-1, x.shape[2]))
+    np.add.at(
+        g["embedding.weight"],
+        tokens.ravel(),
+        (dx_proj @ p["gru.input_weight"].T).reshape(-1, x.shape[2]),
+    )
     return loss, g
 
 
 # --- DenseNet-121 (batch norm in training mode) ----------------------------------------------
+
 
 def batch_norm_train(x, gamma, beta, eps=spec.DenseNet121.batch_norm_eps):
     """Batch norm with the batch's statistics (biased variance): output and backward cache."""
@@ -138,8 +146,15 @@ def batch_norm_train_backward(dy, cache):
     x_hat, inv_std, gamma = cache
     count = dy.shape[0] * dy.shape[2] * dy.shape[3]
     dx_hat = dy * gamma[:, None, None]
-    dx = inv_std / count * (count * dx_hat - dx_hat.sum(axis=(0, 2, 3), keepdims=True)
-                            - x_hat * (dx_hat * x_hat).sum(axis=(0, 2, 3), keepdims=True))
+    dx = (
+        inv_std
+        / count
+        * (
+            count * dx_hat
+            - dx_hat.sum(axis=(0, 2, 3), keepdims=True)
+            - x_hat * (dx_hat * x_hat).sum(axis=(0, 2, 3), keepdims=True)
+        )
+    )
     return dx, (dy * x_hat).sum(axis=(0, 2, 3)), dy.sum(axis=(0, 2, 3))
 
 
@@ -156,13 +171,13 @@ def max_pool_backward(x, out, dout, size, stride, pad):
             first = (xp[:, :, rows, cols] == out) & ~taken
             dxp[:, :, rows, cols] += first * dout
             taken |= first
-    return dxp[:, :, pad:pad + x.shape[2], pad:pad + x.shape[3]]
+    return dxp[:, :, pad : pad + x.shape[2], pad : pad + x.shape[3]]
 
 
 def avg_pool2_backward(x_shape, dout):
     dx = np.zeros(x_shape)
     oh, ow = dout.shape[2], dout.shape[3]
-    dx[:, :, :2 * oh, :2 * ow] = np.repeat(np.repeat(dout, 2, axis=2), 2, axis=3) / 4.0
+    dx[:, :, : 2 * oh, : 2 * ow] = np.repeat(np.repeat(dout, 2, axis=2), 2, axis=3) / 4.0
     return dx
 
 
@@ -178,7 +193,8 @@ def densenet_loss_and_grads(p, x, y):
     def bn_relu_backward(dout, saved):
         prefix, cache, positive = saved
         dx, g[prefix + ".gamma"], g[prefix + ".beta"] = batch_norm_train_backward(
-            dout * positive, cache)
+            dout * positive, cache
+        )
         return dx
 
     def conv_backward(inputs, name, dout, stride=1, pad=0):
@@ -249,24 +265,34 @@ def adam_step(optimizer, m, v, step):
     b1, b2, lr, eps = optimizer["beta1"], optimizer["beta2"], optimizer["lr"], optimizer["eps"]
     form = optimizer.get("epsilon_form", "corrected")
     if form == "folded":
-        return lr * np.sqrt(1 - b2 ** step) / (1 - b1 ** step) * m / (np.sqrt(v) + eps)
+        return lr * np.sqrt(1 - b2**step) / (1 - b1**step) * m / (np.sqrt(v) + eps)
     if form != "corrected":
         raise ValueError("epsilon_form %r: one of %s" % (form, ", ".join(ADAM_FORMS)))
-    return lr * (m / (1 - b1 ** step)) / (np.sqrt(v / (1 - b2 ** step)) + eps)
+    return lr * (m / (1 - b1**step)) / (np.sqrt(v / (1 - b2**step)) + eps)
+
 
 def train_steps(task, params, batches, optimizer, trained=None):
     """Loss before each step, for every (x, y) batch, starting from neutral `params`; with
     `trained` (a dict), the parameters after the last step go into it (float64, the neutral
     names; batch norm's running statistics are not modelled and left out)."""
-    p = {name: np.asarray(v, np.float64) for name, v in params.items()
-         if not name.endswith((".mean", ".var"))}
-    grads_fn = {"cnn": cnn_loss_and_grads, "rnn": rnn_loss_and_grads,
-                "densenet": densenet_loss_and_grads}[task]
+    p = {
+        name: np.asarray(v, np.float64)
+        for name, v in params.items()
+        if not name.endswith((".mean", ".var"))
+    }
+    grads_fn = {
+        "cnn": cnn_loss_and_grads,
+        "rnn": rnn_loss_and_grads,
+        "densenet": densenet_loss_and_grads,
+    }[task]
     state = {name: (np.zeros_like(v), np.zeros_like(v)) for name, v in p.items()}
     losses = []
     for step, (x, y) in enumerate(batches, 1):
-        loss, g = grads_fn(p, np.asarray(x) if task == "rnn" else np.asarray(x, np.float64),
-                           np.asarray(y, np.float64 if task == "densenet" else None))
+        loss, g = grads_fn(
+            p,
+            np.asarray(x) if task == "rnn" else np.asarray(x, np.float64),
+            np.asarray(y, np.float64 if task == "densenet" else None),
+        )
         losses.append(float(loss))
         for name in p:
             m, v = state[name]
@@ -299,8 +325,9 @@ def fixed_batches(task, steps, batch_size=16, seed=2):
         if task == "densenet":  # normalised images at the tests' small side, 14 labels
             side = DENSENET_SIDE
             x = rng.normal(0, 1, (batch_size, 3, side, side)).astype(np.float32)
-            batches.append((x, (rng.rand(batch_size, spec.DenseNet121.num_labels) < 0.3)
-                            .astype(np.float32)))
+            batches.append(
+                (x, (rng.rand(batch_size, spec.DenseNet121.num_labels) < 0.3).astype(np.float32))
+            )
             continue
         if task == "cnn":
             x = rng.uniform(0, 1, (batch_size,) + spec.CNN.input_shape).astype(np.float32)

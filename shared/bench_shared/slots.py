@@ -18,6 +18,7 @@ every neutral tensor has exactly one slot, every native tensor is filled, none (
 of a shared one) twice, and every shape fits. A converter that leaves a tensor out or uses one
 twice fails the same way in every framework.
 """
+
 import collections
 
 import numpy as np
@@ -140,8 +141,10 @@ def _check_names(task, slots, framework):
     missing = [n for n in expected if n not in slots]
     extra = [n for n in slots if n not in expected]
     if missing or extra:
-        raise ValueError("%s %s slots: neutral tensors without a slot %s, slots for unknown "
-                         "names %s" % (framework, task, missing[:5], extra[:5]))
+        raise ValueError(
+            "%s %s slots: neutral tensors without a slot %s, slots for unknown "
+            "names %s" % (framework, task, missing[:5], extra[:5])
+        )
     return expected
 
 
@@ -157,49 +160,61 @@ def load_weights(task, slots, tensors, params, framework="the framework"):
         slot = slots[name]
         values = slot.native_values(params[name])
         if len(values) != len(slot.keys):
-            raise ValueError("%s: %d native values for %d tensors" % (name, len(values),
-                                                                      len(slot.keys)))
+            raise ValueError(
+                "%s: %d native values for %d tensors" % (name, len(values), len(slot.keys))
+            )
         for key, part, value in zip(slot.keys, slot.parts, values):
             if key not in known:
-                raise ValueError("%s %s: slot %s names %r, which the model does not have"
-                                 % (framework, task, name, key))
+                raise ValueError(
+                    "%s %s: slot %s names %r, which the model does not have"
+                    % (framework, task, name, key)
+                )
             value = np.asarray(value, np.float32)
             if part is None:
                 if key in filled:
-                    raise ValueError("%s %s: %r is filled twice (again by %s)"
-                                     % (framework, task, key, name))
+                    raise ValueError(
+                        "%s %s: %r is filled twice (again by %s)" % (framework, task, key, name)
+                    )
                 shape = tensors.read(key).shape
                 if tuple(value.shape) != tuple(shape):
-                    raise ValueError("%s %s: %s converts to shape %s, %r holds %s"
-                                     % (framework, task, name, value.shape, key, shape))
+                    raise ValueError(
+                        "%s %s: %s converts to shape %s, %r holds %s"
+                        % (framework, task, name, value.shape, key, shape)
+                    )
                 tensors.write(key, np.ascontiguousarray(value))
                 filled[key] = None
                 continue
             if key not in staged:
                 if key in filled:
-                    raise ValueError("%s %s: %r is filled whole and in parts" % (framework, task,
-                                                                                  key))
+                    raise ValueError(
+                        "%s %s: %r is filled whole and in parts" % (framework, task, key)
+                    )
                 staged[key] = np.array(tensors.read(key), np.float32)
                 filled[key] = np.zeros(staged[key].shape, bool)
             target, mask = staged[key][part], filled[key][part]
             if np.shape(target) != value.shape:
-                raise ValueError("%s %s: %s converts to shape %s, its part of %r holds %s"
-                                 % (framework, task, name, value.shape, key, np.shape(target)))
+                raise ValueError(
+                    "%s %s: %s converts to shape %s, its part of %r holds %s"
+                    % (framework, task, name, value.shape, key, np.shape(target))
+                )
             if np.any(mask):
-                raise ValueError("%s %s: part of %r is filled twice (again by %s)"
-                                 % (framework, task, key, name))
+                raise ValueError(
+                    "%s %s: part of %r is filled twice (again by %s)" % (framework, task, key, name)
+                )
             staged[key][part] = value
             filled[key][part] = True
     for key, array in staged.items():
         if not filled[key].all():
-            raise ValueError("%s %s: the neutral weights fill only part of %r"
-                             % (framework, task, key))
+            raise ValueError(
+                "%s %s: the neutral weights fill only part of %r" % (framework, task, key)
+            )
         tensors.write(key, array)
     tensors.commit()
     unfilled = [key for key in native if key not in filled]
     if unfilled:
-        raise ValueError("%s %s: the neutral weights do not fill %s" % (framework, task,
-                                                                         unfilled[:5]))
+        raise ValueError(
+            "%s %s: the neutral weights do not fill %s" % (framework, task, unfilled[:5])
+        )
 
 
 def export_weights(task, slots, tensors, framework="the framework"):
@@ -215,18 +230,18 @@ def export_weights(task, slots, tensors, framework="the framework"):
             arrays.append(array if part is None else array[part])
         value = np.ascontiguousarray(slot.neutral_value(arrays), np.float32)
         if tuple(value.shape) != tuple(layout[name]):
-            raise ValueError("%s %s: %s exports with shape %s, the neutral format's is %s"
-                             % (framework, task, name, value.shape, layout[name]))
+            raise ValueError(
+                "%s %s: %s exports with shape %s, the neutral format's is %s"
+                % (framework, task, name, value.shape, layout[name])
+            )
         params[name] = value
     return params
 
 
 def load_into(fw, task_module, task, model, params):
     """The worker's and tests' entry: a framework package `fw` and its task module."""
-    load_weights(task, task_module.slots(model), fw.tensors(model), params,
-                 framework=fw.__name__)
+    load_weights(task, task_module.slots(model), fw.tensors(model), params, framework=fw.__name__)
 
 
 def export_from(fw, task_module, task, model):
-    return export_weights(task, task_module.slots(model), fw.tensors(model),
-                          framework=fw.__name__)
+    return export_weights(task, task_module.slots(model), fw.tensors(model), framework=fw.__name__)

@@ -76,8 +76,10 @@ class RNN(object):
     # Keras' defaults, the 2018 benchmark's convention (ilkarman/DeepLearningFrameworks);
     # per gate, so gate reordering cannot change them
     embedding_init_range = 0.05  # uniform(-0.05, 0.05), Keras' default
-    init = ("embedding uniform(-0.05, 0.05); per gate: input weights glorot-uniform, recurrent "
-            "weights orthogonal, both biases zero; dense glorot-uniform, zero bias")
+    init = (
+        "embedding uniform(-0.05, 0.05); per gate: input weights glorot-uniform, recurrent "
+        "weights orthogonal, both biases zero; dense glorot-uniform, zero bias"
+    )
     # Keras' IMDB conventions
     pad_index = 0
     start_index = 1
@@ -110,9 +112,22 @@ class DenseNet121(object):
     input_shape = (3, 224, 224)
     num_labels = 14  # multi-label: sigmoid outputs, binary cross-entropy
     # the classifier's columns: the 2018 benchmark's order (pandas get_dummies: alphabetical)
-    labels = ("Atelectasis", "Cardiomegaly", "Consolidation", "Edema", "Effusion", "Emphysema",
-              "Fibrosis", "Hernia", "Infiltration", "Mass", "Nodule", "Pleural_Thickening",
-              "Pneumonia", "Pneumothorax")
+    labels = (
+        "Atelectasis",
+        "Cardiomegaly",
+        "Consolidation",
+        "Edema",
+        "Effusion",
+        "Emphysema",
+        "Fibrosis",
+        "Hernia",
+        "Infiltration",
+        "Mass",
+        "Nodule",
+        "Pleural_Thickening",
+        "Pneumonia",
+        "Pneumothorax",
+    )
     stem_channels = 64
     stem_kernel, stem_stride, stem_padding = 7, 2, 3
     pool_kernel, pool_stride, pool_padding = 3, 2, 1
@@ -122,8 +137,10 @@ class DenseNet121(object):
     compression = 0.5  # a transition halves the channels (BN-ReLU-conv1x1, 2x2 average pool)
     features = 1024
     batch_norm_eps = 1e-5
-    init = ("He-normal convolutions (fan-in); batch norm gamma 1, beta 0, mean 0, var 1; "
-            "head glorot-uniform, zero bias")
+    init = (
+        "He-normal convolutions (fan-in); batch norm gamma 1, beta 0, mean 0, var 1; "
+        "head glorot-uniform, zero bias"
+    )
     # training (per device; the learning rate scales with the number of devices)
     epochs = 5
     batch_size = 64
@@ -210,8 +227,7 @@ def densenet_batch_norms():
     """Channels of every batch norm of DenseNet-121, in order (the stem's, one before each
     convolution after the stem, the final one)."""
     convs = densenet_convs()
-    return [DenseNet121.stem_channels] + [c for c, _, _, _, _ in convs[1:]] + [
-        DenseNet121.features]
+    return [DenseNet121.stem_channels] + [c for c, _, _, _, _ in convs[1:]] + [DenseNet121.features]
 
 
 def param_count(task):
@@ -228,7 +244,8 @@ def param_count(task):
     if task == "densenet":
         d = DenseNet121
         features = sum(o * i * k * k for i, o, k, _, _ in densenet_convs()) + sum(
-            2 * c for c in densenet_batch_norms())
+            2 * c for c in densenet_batch_norms()
+        )
         return features + d.features * d.num_labels + d.num_labels
     raise ValueError("unknown task %r; known: %s" % (task, ", ".join(sorted(TASKS))))
 
@@ -245,7 +262,8 @@ def macs_per_example(task, image_size=None):
         return RNN.seq_len * 3 * (e * h + h * h) + h * RNN.num_classes
     if task == "densenet":
         return sum(i * o * k * k * hw for i, o, k, _, hw in densenet_convs(image_size)) + (
-            DenseNet121.features * DenseNet121.num_labels)
+            DenseNet121.features * DenseNet121.num_labels
+        )
     raise ValueError("unknown task %r; known: %s" % (task, ", ".join(sorted(TASKS))))
 
 

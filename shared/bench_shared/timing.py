@@ -3,6 +3,7 @@
 Every timed region is bracketed by the framework's `sync()` at both ends, so work queued
 before the region is not billed to it and work queued inside it is not left out.
 """
+
 import contextlib
 import time
 
@@ -71,4 +72,4 @@ def peak_matmul_rate(make_work, sizes=PEAK_SIZES, max_call_s=MAX_CALL_S):
 
 def matmul_flops(size):
     """FLOPs of one product of two size x size matrices."""
-    return 2.0 * size ** 3
+    return 2.0 * size**3

@@ -25,6 +25,7 @@ Names, by task:
   layer's output, concatenated in that order); transition<t>.bn.*, .conv.weight (t = 1..3);
   final.bn.*; classifier.weight (1024, 14), classifier.bias
 """
+
 import collections
 import zipfile
 import zlib
@@ -64,8 +65,9 @@ def layout(task):
         for s, (blocks, width, out, _) in enumerate(spec.ResNet50.stages, 1):
             for b in range(blocks):
                 prefix = "stage%d.block%d." % (s, b)
-                for i, (o, c, k) in enumerate([(width, cin, 1), (width, width, 3),
-                                               (out, width, 1)], 1):
+                for i, (o, c, k) in enumerate(
+                    [(width, cin, 1), (width, width, 3), (out, width, 1)], 1
+                ):
                     names[prefix + "conv%d.weight" % i] = (o, c, k, k)
                     _bn(names, prefix + "bn%d" % i, o)
                 if b == 0:
@@ -226,8 +228,10 @@ def check(task, params):
         raise ValueError("%s weights: missing %s, unexpected %s" % (task, missing[:5], extra[:5]))
     for name, shape in expected.items():
         if tuple(params[name].shape) != tuple(shape):
-            raise ValueError("%s weights: %s has shape %s, expected %s"
-                             % (task, name, tuple(params[name].shape), tuple(shape)))
+            raise ValueError(
+                "%s weights: %s has shape %s, expected %s"
+                % (task, name, tuple(params[name].shape), tuple(shape))
+            )
 
 
 # what a starting-weights file (init=file) may leave out, to be drawn with SPEC's initialisers:
@@ -236,8 +240,15 @@ HEADS = {"cnn": "dense2.", "rnn": "dense.", "densenet": "classifier."}
 
 
 # what reading a zip member can raise besides ValueError: a damaged or foreign archive
-_UNREADABLE = (ValueError, EOFError, OSError, zipfile.BadZipFile, zlib.error, RuntimeError,
-               NotImplementedError)
+_UNREADABLE = (
+    ValueError,
+    EOFError,
+    OSError,
+    zipfile.BadZipFile,
+    zlib.error,
+    RuntimeError,
+    NotImplementedError,
+)
 
 
 def _member_header(archive, member, path):
@@ -252,8 +263,9 @@ def _member_header(archive, member, path):
             else:
                 raise ValueError("an .npy format version %d.%d" % version)
     except _UNREADABLE as exc:
-        raise ValueError("%s: its member %s is not an .npy array (%s)"
-                         % (path, member, exc)) from None
+        raise ValueError(
+            "%s: its member %s is not an .npy array (%s)" % (path, member, exc)
+        ) from None
     return tuple(shape), dtype
 
 
@@ -262,8 +274,7 @@ def _member_array(archive, member, path):
         with archive.open(member) as stream:
             return np.lib.format.read_array(stream, allow_pickle=False)
     except _UNREADABLE as exc:
-        raise ValueError("%s: its member %s cannot be read (%s)"
-                         % (path, member, exc)) from None
+        raise ValueError("%s: its member %s cannot be read (%s)" % (path, member, exc)) from None
 
 
 def file_weights(path, task):
@@ -276,43 +287,61 @@ def file_weights(path, task):
     try:
         archive = zipfile.ZipFile(path)
     except _UNREADABLE as exc:
-        raise ValueError("%s is not a weights .npz (%s): init=file takes an .npz of arrays "
-                         "in the neutral layout, as bench_shared.weights.save writes it"
-                         % (path, exc)) from None
+        raise ValueError(
+            "%s is not a weights .npz (%s): init=file takes an .npz of arrays "
+            "in the neutral layout, as bench_shared.weights.save writes it" % (path, exc)
+        ) from None
     with archive:
         members = collections.OrderedDict(
-            (member[:-len(".npy")] if member.endswith(".npy") else member, member)
-            for member in archive.namelist())
+            (member[: -len(".npy")] if member.endswith(".npy") else member, member)
+            for member in archive.namelist()
+        )
         expected = layout(task)
         extra = [name for name in members if name not in expected]
         if extra:
-            raise ValueError("%s: %d weights are not in %s's neutral layout, e.g. %s (see "
-                             "bench_shared.weights.layout)" % (path, len(extra), task, extra[:3]))
+            raise ValueError(
+                "%s: %d weights are not in %s's neutral layout, e.g. %s (see "
+                "bench_shared.weights.layout)" % (path, len(extra), task, extra[:3])
+            )
         head = HEADS.get(task)
         missing = [name for name in expected if name not in members]
         lacking = [name for name in missing if not (head and name.startswith(head))]
         if lacking:
-            raise ValueError("%s lacks %d of %s's weights, e.g. %s; only the output layer (%s*) "
-                             "may be left out, to be drawn" % (path, len(lacking), task,
-                                                               lacking[:3],
-                                                               head or "none for %s" % task))
+            raise ValueError(
+                "%s lacks %d of %s's weights, e.g. %s; only the output layer (%s*) "
+                "may be left out, to be drawn"
+                % (path, len(lacking), task, lacking[:3], head or "none for %s" % task)
+            )
         for name, member in members.items():
             shape, dtype = _member_header(archive, member, path)
             if shape != tuple(expected[name]):
-                raise ValueError("%s: %s has shape %s, %s expects %s%s" % (
-                    path, name, shape, task, tuple(expected[name]),
-                    " (another head: leave %s* out to have it drawn)" % head
-                    if head and name.startswith(head) else ""))
+                raise ValueError(
+                    "%s: %s has shape %s, %s expects %s%s"
+                    % (
+                        path,
+                        name,
+                        shape,
+                        task,
+                        tuple(expected[name]),
+                        " (another head: leave %s* out to have it drawn)" % head
+                        if head and name.startswith(head)
+                        else "",
+                    )
+                )
             if dtype.kind != "f":
-                raise ValueError("%s: %s holds %s values; weights are floating point (float32)"
-                                 % (path, name, dtype))
+                raise ValueError(
+                    "%s: %s holds %s values; weights are floating point (float32)"
+                    % (path, name, dtype)
+                )
         given = collections.OrderedDict()
         for name, member in members.items():
             value = _member_array(archive, member, path)
             bad = value.size - int(np.count_nonzero(np.isfinite(value)))
             if bad:
-                raise ValueError("%s: %s has %d non-finite values (NaN or infinity) among %d; "
-                                 "initial weights must be finite" % (path, name, bad, value.size))
+                raise ValueError(
+                    "%s: %s has %d non-finite values (NaN or infinity) among %d; "
+                    "initial weights must be finite" % (path, name, bad, value.size)
+                )
             given[name] = value
     return given, missing
 
@@ -323,8 +352,9 @@ def starting_weights(path, task, seed):
     given, missing = file_weights(path, task)
     expected = layout(task)
     drawn = initial_weights(task, seed) if missing else {}
-    params = collections.OrderedDict((name, given[name] if name in given else drawn[name])
-                                     for name in expected)
+    params = collections.OrderedDict(
+        (name, given[name] if name in given else drawn[name]) for name in expected
+    )
     check(task, params)
     return params, missing
 
@@ -336,8 +366,9 @@ def save(path, task, params):
 
 def load(path, task):
     with np.load(path) as data:
-        params = collections.OrderedDict((name, data[name]) for name in layout(task)
-                                         if name in data.files)
+        params = collections.OrderedDict(
+            (name, data[name]) for name in layout(task) if name in data.files
+        )
         extra = [name for name in data.files if name not in params]
     if extra:
         raise ValueError("%s: unexpected weights %s" % (path, extra[:5]))

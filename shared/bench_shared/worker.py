@@ -9,6 +9,7 @@ stopwatch and writes the raw result to run["output"]. Exit status: 0 ok, 1 faile
 3 unsupported. Statistics and reports are the orchestrator's job. What run.json holds and
 what a framework package provides: bench_shared.contract.
 """
+
 import importlib
 import json
 import os
@@ -66,10 +67,11 @@ def initialise(run, fw, task, model, stopwatch, result):
         return
     missing = contract.weight_protocol_missing(fw, task)
     if missing:
-        raise ValueError("init=%s loads weights through the weight protocol, which %s lacks "
-                         "(%s); run it with init=native, or give the package slots() and "
-                         "tensors() (bench_shared.slots)"
-                         % (mode, run["framework"]["name"], ", ".join(missing)))
+        raise ValueError(
+            "init=%s loads weights through the weight protocol, which %s lacks "
+            "(%s); run it with init=native, or give the package slots() and "
+            "tensors() (bench_shared.slots)" % (mode, run["framework"]["name"], ", ".join(missing))
+        )
     name = run["task"]["name"]
     with stopwatch.region("init"):
         if mode == "file":
@@ -87,11 +89,14 @@ def image_transforms(cfg, seed, rank):
         return None, None
     size = cfg["image_size"]
     if cfg.get("augment", True):
+
         def training(epoch):
             return xray.TrainingTransform(size, seed, epoch, rank)
     else:
+
         def training(epoch):
             return lambda images: xray.model_input(images, size)
+
     return training, (lambda images: xray.model_input(images, size))
 
 
@@ -116,7 +121,8 @@ class Epochs(object):
         # each process's share of a global batch: one device's, or all of them (one_process)
         self.batch_size = self.cfg["batch_size"] * proc["world_size"] // self.processes
         self.training_transform, self.eval_transform = image_transforms(
-            self.cfg, run["seed"], self.rank)
+            self.cfg, run["seed"], self.rank
+        )
         self.batches, self.started, self.trained, self.stopped = [], None, 0.0, False
 
     def __len__(self):
@@ -133,21 +139,36 @@ class Epochs(object):
         while len(self.batches) <= epoch:
             k = len(self.batches)
             total = batching.num_complete_batches(len(x), self.batch_size * self.processes)
-            self.batches.append(batching.TrainBatches(
-                x, y, self.batch_size, self.run["seed"], k,
-                sync=self.fw.sync if k == 0 else None,
-                on_batch=progress.Throttle("train", total) if self.rank == 0 else None,
-                shard=(self.rank, self.processes),
-                transform=self.training_transform(k) if self.training_transform else None))
+            self.batches.append(
+                batching.TrainBatches(
+                    x,
+                    y,
+                    self.batch_size,
+                    self.run["seed"],
+                    k,
+                    sync=self.fw.sync if k == 0 else None,
+                    on_batch=progress.Throttle("train", total) if self.rank == 0 else None,
+                    shard=(self.rank, self.processes),
+                    transform=self.training_transform(k) if self.training_transform else None,
+                )
+            )
             if len(self.batches[k]) == 0:
-                raise ValueError("%d training examples make no complete batch of %d"
-                                 % (len(x), self.batch_size * self.processes))
+                raise ValueError(
+                    "%d training examples make no complete batch of %d"
+                    % (len(x), self.batch_size * self.processes)
+                )
         return self.batches[epoch]
 
     def begin(self, epoch):
         batches = self.batches_of(epoch)
-        progress.emit("phase", phase="train", epoch=epoch + 1, epochs=len(self),
-                      total=len(batches), unit="batch")
+        progress.emit(
+            "phase",
+            phase="train",
+            epoch=epoch + 1,
+            epochs=len(self),
+            total=len(batches),
+            unit="batch",
+        )
         self.started = self.stopwatch.start()
 
     def end(self, epoch, loss):
@@ -163,14 +184,16 @@ class Epochs(object):
         last = epoch == len(self) - 1
         if self.rank != 0 or not (last or curve_point_due(self.run)):
             return False
-        point = evaluate(self.task, self.model, self.arrays, self.cfg, self.eval_transform,
-                         result)
-        point.update(epoch=epoch + 1, step=(epoch + 1) * len(batches),
-                     train_seconds=self.trained)
+        point = evaluate(self.task, self.model, self.arrays, self.cfg, self.eval_transform, result)
+        point.update(epoch=epoch + 1, step=(epoch + 1) * len(batches), train_seconds=self.trained)
         result["curve"].append(point)
         target = self.run.get("quality_target")
-        if not last and self.cfg.get("stop_at_target") and target is not None \
-                and point["accuracy"] >= target:
+        if (
+            not last
+            and self.cfg.get("stop_at_target")
+            and target is not None
+            and point["accuracy"] >= target
+        ):
             result["stopped_at_target"] = epoch + 1  # the quality target: training ends
             self.stopped = True
         return self.stopped
@@ -188,8 +211,10 @@ def run_training(run, fw, task, arrays, stopwatch, result):
     if train is not None:  # the framework's one call over every epoch
         train(model, epochs)
         if len(result["losses"]) != len(epochs) and not epochs.stopped:
-            raise RuntimeError("train() ended %d of %d epochs (begin/end per epoch)"
-                               % (len(result["losses"]), len(epochs)))
+            raise RuntimeError(
+                "train() ended %d of %d epochs (begin/end per epoch)"
+                % (len(result["losses"]), len(epochs))
+            )
     else:
         for epoch, batches in enumerate(epochs):
             epochs.begin(epoch)
@@ -254,8 +279,11 @@ def run_inference(run, fw, task, arrays, stopwatch, result):
     if features.shape != expected:
         raise ValueError("predict returned shape %s, expected %s" % (features.shape, expected))
     result["images"] = expected[0]
-    result["features"] = {"mean": float(features.mean()), "std": float(features.std()),
-                          "finite": bool(np.isfinite(features).all())}
+    result["features"] = {
+        "mean": float(features.mean()),
+        "std": float(features.std()),
+        "finite": bool(np.isfinite(features).all()),
+    }
     if fp32 is not None:
         result["agreement"] = calibration.run_agreement(features, fp32)
     return model
@@ -272,16 +300,19 @@ def run_verify(run, fw, task, arrays, stopwatch, result):
     slots.load_into(fw, task, name, model, params)
     exported = slots.export_from(fw, task, name, model)
     result["export_max_abs_diff"] = max(
-        float(np.abs(np.asarray(exported[k], np.float64) - params[k]).max()) for k in params)
+        float(np.abs(np.asarray(exported[k], np.float64) - params[k]).max()) for k in params
+    )
     if calibration.quantized(run):  # the int8 model, calibrated on verify's own images
-        model = calibration.calibrate(run, task, model,
-                                      [native(task, np.load(v["calibration"]))], stopwatch)
+        model = calibration.calibrate(
+            run, task, model, [native(task, np.load(v["calibration"]))], stopwatch
+        )
     outputs = task.predict(model, [native(task, np.load(v["inputs"]))])
     np.save(v["outputs"], np.asarray(outputs, np.float32))
     if v.get("train_steps") and run["task"]["kind"] == "train":
         batches = reference_train.fixed_batches(name, v["train_steps"], v["train_batch_size"])
-        result["train_losses"] = [float(task.train_epoch(model, [(native(task, x), y)]))
-                                  for x, y in batches]
+        result["train_losses"] = [
+            float(task.train_epoch(model, [(native(task, x), y)])) for x, y in batches
+        ]
     return model
 
 
@@ -290,8 +321,9 @@ def measure_peak(run, fw, result):
     (the host peak, bench.tools.peak); a package without the hook says so as `unsupported`."""
     peak_flops = contract.hook(fw, "peak_flops")
     if peak_flops is None:
-        raise NotImplementedError("%s has no peak_flops(precision) hook"
-                                  % run["framework"]["package"])
+        raise NotImplementedError(
+            "%s has no peak_flops(precision) hook" % run["framework"]["package"]
+        )
     result["peak_flops"] = peak_flops(run["precision"])
     result["status"] = "ok"
     return result
@@ -314,8 +346,13 @@ def execute(run, load_task=import_task):
     """Run one benchmark; `load_task(run)` gives the task module (build_model, slots,
     train_epoch, predict): the package's Python module, or an object of R functions from the R
     worker (packages/r/worker.R), which drives this same runtime through reticulate."""
-    result = {"status": "failed", "timings": {}, "python": sys.version.split()[0],
-              "numpy": np.__version__, "pid": os.getpid()}
+    result = {
+        "status": "failed",
+        "timings": {},
+        "python": sys.version.split()[0],
+        "numpy": np.__version__,
+        "pid": os.getpid(),
+    }
     code = EXIT_FAILED
     try:
         np.random.seed(run["seed"])
@@ -344,10 +381,18 @@ def execute(run, load_task=import_task):
         # optional, untimed, and only where the orchestrator has not kept it for this host,
         # framework and settings (run.json `measure_peak`); not beside data-parallel processes
         # (each holds a share of the cores: its peak is not the run's)
-        if peak_flops and run.get("measure_peak") and run.get("mode") != "verify" \
-                and run.get("devices", 1) == 1:
-            progress.emit("phase", phase="matmul peak (once per host and settings)", total=1,
-                          unit="measurement")
+        if (
+            peak_flops
+            and run.get("measure_peak")
+            and run.get("mode") != "verify"
+            and run.get("devices", 1) == 1
+        ):
+            progress.emit(
+                "phase",
+                phase="matmul peak (once per host and settings)",
+                total=1,
+                unit="measurement",
+            )
             start = time.perf_counter()
             result["peak_flops"] = peak_flops(run["precision"])
             result["timings"]["peak"] = time.perf_counter() - start

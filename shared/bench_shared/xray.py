@@ -7,6 +7,7 @@ flip for training (an RNG given), for evaluation the whole image resized to size
 [0, 1], the gray channel repeated as R, G and B, normalised with ImageNet's mean and std. Part
 of the timed training loop, as data augmentation is in the 2018 benchmark.
 """
+
 import numpy as np
 
 from . import spec
@@ -50,7 +51,7 @@ def model_input(images, size, rng=None):
         flips = rng.rand(n) < 0.5
         crops = np.empty((n, size, size), np.uint8)
         for i in range(n):
-            crop = images[i, tops[i]:tops[i] + size, lefts[i]:lefts[i] + size]
+            crop = images[i, tops[i] : tops[i] + size, lefts[i] : lefts[i] + size]
             crops[i] = crop[:, ::-1] if flips[i] else crop
     gray = crops.astype(np.float32)[:, None] * np.float32(1.0 / 255.0)
     return (gray - MEAN) / STD  # (N, 1) broadcast against 3 channels: (N, 3, size, size)

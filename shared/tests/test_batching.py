@@ -29,8 +29,9 @@ def test_complete_batches_only_and_spec_counts():
 def test_stamps_and_the_single_sync_after_the_first_step():
     calls = []
     x, y = np.zeros((256, 1)), np.zeros(256)
-    it = batching.TrainBatches(x, y, 64, 0, 0, sync=lambda: calls.append("sync"),
-                               on_batch=lambda i: calls.append(i))
+    it = batching.TrainBatches(
+        x, y, 64, 0, 0, sync=lambda: calls.append("sync"), on_batch=lambda i: calls.append(i)
+    )
     for _ in it:
         pass
     assert calls == [0, "sync", 1, 2, 3]

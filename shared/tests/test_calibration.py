@@ -1,5 +1,6 @@
 """bench_shared.calibration: the agreement measure of a quantized precision, and the
 calibration step a run and `verify` share (a stand-in task module, NumPy only)."""
+
 import numpy as np
 import pytest
 
@@ -15,8 +16,11 @@ def features(images=64, seed=0):
 
 def test_identical_features_agree_fully():
     f = features()
-    assert calibration.feature_agreement(f, f) == {"feature_error": 0.0,
-                                                   "top1_agreement": 1.0, "images": 64}
+    assert calibration.feature_agreement(f, f) == {
+        "feature_error": 0.0,
+        "top1_agreement": 1.0,
+        "images": 64,
+    }
 
 
 def test_small_noise_keeps_the_arg_max_and_large_noise_does_not():
@@ -40,12 +44,9 @@ def test_tolerances_are_a_ceiling_and_a_floor():
     assert calibration.within({"feature_error": 0.01, "top1_agreement": 0.9}, tolerance) == []
     problems = calibration.within({"feature_error": 0.1, "top1_agreement": 0.4}, tolerance)
     assert problems == ["feature error 1.00e-01 > 0.05", "top-1 agreement 0.400 < 0.5"]
-    assert calibration.within({"feature_error": float("nan"), "top1_agreement": 1.0},
-                              tolerance)
-    (unquantized,) = calibration.within({"feature_error": 3e-7, "top1_agreement": 1.0},
-                                        tolerance)
-    assert unquantized == "feature error 3.0e-07: no int8 rounding shows, the model ran " \
-        "unquantized"
+    assert calibration.within({"feature_error": float("nan"), "top1_agreement": 1.0}, tolerance)
+    (unquantized,) = calibration.within({"feature_error": 3e-7, "top1_agreement": 1.0}, tolerance)
+    assert unquantized == "feature error 3.0e-07: no int8 rounding shows, the model ran unquantized"
 
 
 class Task(object):
@@ -65,8 +66,7 @@ class Task(object):
 
 
 def run(precision):
-    return {"precision": precision, "framework": {"name": "stand_in"},
-            "task": {"name": "resnet50"}}
+    return {"precision": precision, "framework": {"name": "stand_in"}, "task": {"name": "resnet50"}}
 
 
 def test_calibration_runs_at_int8_only_timed_apart_on_the_first_batches():
@@ -85,7 +85,9 @@ def test_calibration_runs_at_int8_only_timed_apart_on_the_first_batches():
 def test_a_task_without_calibrate_is_unsupported_at_int8():
     class Plain(object):
         __name__ = "plain"
+
     with pytest.raises(NotImplementedError) as refused:
         calibration.calibrate(run("int8"), Plain(), 1, [], Stopwatch(lambda: None))
-    assert "precision=int8 is not supported by framework=stand_in for task=resnet50" \
-        in str(refused.value)
+    assert "precision=int8 is not supported by framework=stand_in for task=resnet50" in str(
+        refused.value
+    )

@@ -6,6 +6,7 @@ BENCH_TEST_FRAMEWORKS=<the frameworks it serves>: those must import (a session t
 a framework and cannot import it fails). Without the variable, frameworks whose package is not
 installed here are skipped, saying so. Valid Python 3.6: it runs in CNTK's environment too.
 """
+
 import importlib
 import os
 
@@ -33,8 +34,9 @@ PRECISIONS = declarations(os.path.join(CONF, "precision"))  # their tolerances
 SELECTED = [n for n in os.environ.get("BENCH_TEST_FRAMEWORKS", "").split(",") if n]
 unknown = sorted(set(SELECTED) - set(DECLARED))
 if unknown:
-    raise ValueError("BENCH_TEST_FRAMEWORKS names %s, which conf/framework/ does not declare"
-                     % unknown)
+    raise ValueError(
+        "BENCH_TEST_FRAMEWORKS names %s, which conf/framework/ does not declare" % unknown
+    )
 
 
 def slow(name, task, test):
@@ -46,25 +48,30 @@ def slow(name, task, test):
 
 
 def case(name, task, test, value):
-    return pytest.param(name, task, value,
-                        marks=[pytest.mark.slow] if slow(name, task, test) else [])
+    return pytest.param(
+        name, task, value, marks=[pytest.mark.slow] if slow(name, task, test) else []
+    )
 
 
-CASES = [case(name, task, check, check)
-         for name in (SELECTED or sorted(DECLARED))
-         for task in sorted(spec.TASKS) if task in DECLARED[name]["capabilities"]["tasks"]
-         for check in sorted(conformance.CHECKS)
-         if spec.TASKS[task].kind == "train" or check not in conformance.TRAINING_ONLY]
+CASES = [
+    case(name, task, check, check)
+    for name in (SELECTED or sorted(DECLARED))
+    for task in sorted(spec.TASKS)
+    if task in DECLARED[name]["capabilities"]["tasks"]
+    for check in sorted(conformance.CHECKS)
+    if spec.TASKS[task].kind == "train" or check not in conformance.TRAINING_ONLY
+]
 # every precision other than fp32 that a framework declares on the CPU, for each task it runs
 # there: against the reference within that precision's tolerances
-PRECISION_CASES = [case(name, task, "precision", precision)
-                   for name in (SELECTED or sorted(DECLARED))
-                   for precision in DECLARED[name]["capabilities"]["precisions"].get("cpu", [])
-                   if precision != "fp32"
-                   for task in sorted(spec.TASKS)
-                   if task in DECLARED[name]["capabilities"]["tasks"]
-                   and contract.unsupported(DECLARED[name]["capabilities"], name, task, "cpu",
-                                            precision) is None]
+PRECISION_CASES = [
+    case(name, task, "precision", precision)
+    for name in (SELECTED or sorted(DECLARED))
+    for precision in DECLARED[name]["capabilities"]["precisions"].get("cpu", [])
+    if precision != "fp32"
+    for task in sorted(spec.TASKS)
+    if task in DECLARED[name]["capabilities"]["tasks"]
+    and contract.unsupported(DECLARED[name]["capabilities"], name, task, "cpu", precision) is None
+]
 _frameworks = {}
 
 
@@ -75,8 +82,10 @@ def framework(name):
         except ImportError as exc:
             if name in SELECTED:
                 raise
-            _frameworks[name] = "framework=%s: %s is not installed in this interpreter (%s); " \
+            _frameworks[name] = (
+                "framework=%s: %s is not installed in this interpreter (%s); "
                 "its nox session runs these checks" % (name, DECLARED[name]["package"], exc)
+            )
         else:
             _frameworks[name] = conformance.Framework(DECLARED[name])
     if isinstance(_frameworks[name], str):

@@ -1,5 +1,6 @@
 """The fourth task's shared half: DenseNet-121's tables, neutral weights and NumPy
 reference forward pass, before any framework runs it. Valid Python 3.6 (CNTK's environment)."""
+
 import numpy as np
 import pytest
 
@@ -51,8 +52,7 @@ def random_weights():
     return weights.random_weights("densenet", 0)
 
 
-def test_reference_runs_at_any_size_the_five_halvings_leave_and_batches_do_not_mix(
-        random_weights):
+def test_reference_runs_at_any_size_the_five_halvings_leave_and_batches_do_not_mix(random_weights):
     for size in (32, 48):
         x = reference.fixed_inputs("densenet", batch=3, image_size=size)
         logits = reference.densenet_forward(random_weights, x)
@@ -65,8 +65,12 @@ def test_every_dense_layer_and_transition_reaches_the_logits(random_weights):
     """Each layer's output is concatenated onward: dropping any one changes the result."""
     x = reference.fixed_inputs("densenet", batch=2, image_size=32)
     base = reference.densenet_forward(random_weights, x)
-    for name in ("block1.layer0.conv2.weight", "block2.layer11.conv2.weight",
-                 "block4.layer15.conv2.weight", "transition3.conv.weight"):
+    for name in (
+        "block1.layer0.conv2.weight",
+        "block2.layer11.conv2.weight",
+        "block4.layer15.conv2.weight",
+        "transition3.conv.weight",
+    ):
         changed = dict(random_weights)
         changed[name] = np.zeros_like(changed[name])
         assert not np.allclose(reference.densenet_forward(changed, x), base), name

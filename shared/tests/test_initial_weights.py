@@ -1,6 +1,7 @@
 """init=neutral's weights (bench_shared.weights.initial_weights) follow SPEC's initialiser rules,
 and a real worker loads them through the weight protocol before training.
 Valid Python 3.6: it runs in CNTK's environment too."""
+
 import json
 import os
 import subprocess
@@ -20,8 +21,9 @@ def within_uniform_limit(value, limit):
     """Inside +-limit and filling it: the extremes reach most of the way to the limit. (A
     float32 draw may round up onto the limit: 0.05 as float32 is 0.050000001.)"""
     top = float(np.abs(value).max())
-    return (top <= limit * (1 + 1e-6) and top > 0.95 * limit
-            and abs(float(value.mean())) < 0.05 * limit)
+    return (
+        top <= limit * (1 + 1e-6) and top > 0.95 * limit and abs(float(value.mean())) < 0.05 * limit
+    )
 
 
 @pytest.mark.parametrize("task", sorted(spec.TASKS))
@@ -52,15 +54,15 @@ def test_rnn_per_gate_glorot_and_orthogonal_uniform_embedding_zero_biases():
     per_gate = np.sqrt(6.0 / (kernel.shape[0] + H))
     whole = np.sqrt(6.0 / (kernel.shape[0] + 3 * H))  # the whole-matrix rule SPEC rules out
     for gate in range(3):  # r, z, n
-        block = kernel[:, gate * H:(gate + 1) * H]
+        block = kernel[:, gate * H : (gate + 1) * H]
         assert within_uniform_limit(block, per_gate), gate
         assert np.abs(block).max() > 1.2 * whole  # wider than a draw over all three gates
-        square = recurrent[:, gate * H:(gate + 1) * H].astype(np.float64)
+        square = recurrent[:, gate * H : (gate + 1) * H].astype(np.float64)
         np.testing.assert_allclose(square.T.dot(square), np.eye(H), atol=1e-5)
     # each gate its own draw, not one repeated (a whole-matrix draw, Keras' rule, would leave
     # the square blocks non-orthogonal: the check above)
-    assert (recurrent[:, :H] != recurrent[:, H:2 * H]).all()
-    assert (kernel[:, :H] != kernel[:, H:2 * H]).all()
+    assert (recurrent[:, :H] != recurrent[:, H : 2 * H]).all()
+    assert (kernel[:, :H] != kernel[:, H : 2 * H]).all()
     assert not params["gru.input_bias"].any() and not params["gru.recurrent_bias"].any()
     dense = params["dense.weight"]
     assert within_uniform_limit(dense, np.sqrt(6.0 / sum(dense.shape)))
@@ -90,8 +92,11 @@ def test_same_seed_same_weights_other_seed_other_weights(task):
 
 
 def test_run_json_carries_init_and_rejects_an_unknown_one():
-    declared = {"name": "x", "package": "bench_x", "capabilities": {
-        "tasks": ["rnn"], "precisions": {"cpu": ["fp32"]}}}
+    declared = {
+        "name": "x",
+        "package": "bench_x",
+        "capabilities": {"tasks": ["rnn"], "precisions": {"cpu": ["fp32"]}},
+    }
     assert contract.make_run(declared, "rnn")["init"] == "native"
     run = contract.make_run(declared, "rnn", init="neutral")
     assert run["init"] == "neutral"
@@ -170,28 +175,40 @@ def write_probe(root, with_slots=True):
 
 def run_worker(tmp_path, init, with_slots=True, seed=4, init_file=None):
     write_probe(tmp_path, with_slots)
-    arrays = {"train_x": np.zeros((128, spec.RNN.seq_len), np.int32),
-              "train_y": np.zeros(128, np.int64),
-              "test_x": np.zeros((64, spec.RNN.seq_len), np.int32),
-              "test_y": np.zeros(64, np.int64)}
+    arrays = {
+        "train_x": np.zeros((128, spec.RNN.seq_len), np.int32),
+        "train_y": np.zeros(128, np.int64),
+        "test_x": np.zeros((64, spec.RNN.seq_len), np.int32),
+        "test_y": np.zeros(64, np.int64),
+    }
     paths = {}
     for key, value in arrays.items():
         paths[key] = os.path.join(str(tmp_path), key + ".npy")
         np.save(paths[key], value)
-    declared = {"name": "probe", "package": "bench_probe", "capabilities": {
-        "tasks": ["rnn"], "precisions": {"cpu": ["fp32"]}}}
-    run = contract.make_run(declared, "rnn", seed=seed, init=init, epochs=1,
-                            data={"arrays": paths, "limits": {}})
+    declared = {
+        "name": "probe",
+        "package": "bench_probe",
+        "capabilities": {"tasks": ["rnn"], "precisions": {"cpu": ["fp32"]}},
+    }
+    run = contract.make_run(
+        declared, "rnn", seed=seed, init=init, epochs=1, data={"arrays": paths, "limits": {}}
+    )
     run["output"] = os.path.join(str(tmp_path), "result.json")
     if init_file:
         run["init_file"] = init_file
     with open(os.path.join(str(tmp_path), "run.json"), "w") as f:
         json.dump(run, f)
-    env = dict(os.environ, PROBE_OUT=os.path.join(str(tmp_path), "start.npz"),
-               PYTHONPATH=os.pathsep.join([str(tmp_path), SHARED]))
-    proc = subprocess.run([sys.executable, "-m", "bench_shared.worker",
-                           os.path.join(str(tmp_path), "run.json")], env=env,
-                          stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    env = dict(
+        os.environ,
+        PROBE_OUT=os.path.join(str(tmp_path), "start.npz"),
+        PYTHONPATH=os.pathsep.join([str(tmp_path), SHARED]),
+    )
+    proc = subprocess.run(
+        [sys.executable, "-m", "bench_shared.worker", os.path.join(str(tmp_path), "run.json")],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     with open(run["output"]) as f:
         return proc.returncode, json.load(f), env["PROBE_OUT"]
 
@@ -218,8 +235,10 @@ def test_worker_native_init_leaves_the_frameworks_own_weights(tmp_path):
 def test_neutral_init_without_the_weight_protocol_is_a_clear_failure(tmp_path):
     code, result, _ = run_worker(tmp_path, "neutral", with_slots=False)
     assert code == 1 and result["status"] == "failed"
-    assert ("init=neutral loads weights through the weight protocol, which probe lacks "
-            "(bench_probe.rnn.slots); run it with init=native" in result["error"])
+    assert (
+        "init=neutral loads weights through the weight protocol, which probe lacks "
+        "(bench_probe.rnn.slots); run it with init=native" in result["error"]
+    )
 
 
 def test_worker_starts_from_a_file_drawing_only_its_missing_head(tmp_path):
@@ -231,7 +250,9 @@ def test_worker_starts_from_a_file_drawing_only_its_missing_head(tmp_path):
     code, result, start = run_worker(tmp_path, "file", seed=4, init_file=path)
     assert code == 0, result.get("traceback")
     assert result["init"] == "file" and result["init_file"] == {
-        "path": path, "drawn": ["dense.weight", "dense.bias"]}
+        "path": path,
+        "drawn": ["dense.weight", "dense.bias"],
+    }
     own = weights.initial_weights("rnn", 4)
     with np.load(start) as loaded:
         for name in given:
@@ -248,11 +269,15 @@ def test_starting_weights_from_a_file_draw_only_a_missing_head(tmp_path):
     params, drawn = weights.starting_weights(str(tmp_path / "features.npz"), "densenet", 3)
     assert drawn == ["classifier.weight", "classifier.bias"]
     assert all(np.array_equal(params[k], full[k]) for k in full)
-    imagenet_head = dict(features, **{"classifier.weight": np.zeros((1024, 1000)),
-                                      "classifier.bias": np.zeros(1000)})
+    imagenet_head = dict(
+        features, **{"classifier.weight": np.zeros((1024, 1000)), "classifier.bias": np.zeros(1000)}
+    )
     np.savez(tmp_path / "imagenet.npz", **imagenet_head)
-    with pytest.raises(ValueError, match=r"classifier.weight has shape \(1024, 1000\).*leave "
-                                         r"classifier\.\* out"):
+    with pytest.raises(
+        ValueError,
+        match=r"classifier.weight has shape \(1024, 1000\).*leave "
+        r"classifier\.\* out",
+    ):
         weights.starting_weights(str(tmp_path / "imagenet.npz"), "densenet", 3)
     no_stem = {k: v for k, v in features.items() if not k.startswith("stem.")}
     np.savez(tmp_path / "no_stem.npz", **no_stem)

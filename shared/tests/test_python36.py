@@ -1,5 +1,6 @@
 """The runtime must stay valid Python 3.6 (CNTK's interpreter): compile it with one.
 This file runs under Python 3.6 too (the cntk session), so it is 3.6-valid itself."""
+
 import glob
 import os
 import shutil
@@ -30,11 +31,18 @@ def find_python36():
 def test_runtime_compiles_under_python36(tmp_path):
     files = sorted(glob.glob(os.path.join(RUNTIME, "*.py")))
     assert len(files) >= 5
-    out = subprocess.run([find_python36(), "-c",
-                          "import sys, py_compile\n"
-                          "for f in sys.argv[1:]: py_compile.compile(f, cfile=f + 'c.tmp', "
-                          "doraise=True)",
-                          *files], **PIPES, cwd=tmp_path)
+    out = subprocess.run(
+        [
+            find_python36(),
+            "-c",
+            "import sys, py_compile\n"
+            "for f in sys.argv[1:]: py_compile.compile(f, cfile=f + 'c.tmp', "
+            "doraise=True)",
+            *files,
+        ],
+        **PIPES,
+        cwd=tmp_path,
+    )
     for f in files:
         if os.path.exists(f + "c.tmp"):
             os.remove(f + "c.tmp")

@@ -1,5 +1,6 @@
 """The quality figures computed on the worker side (bench_shared.quality), against brute
 force. Valid Python 3.6."""
+
 import itertools
 
 import numpy as np

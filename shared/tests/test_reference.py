@@ -1,4 +1,5 @@
 """The NumPy reference checked against itself: naive loops and finite differences."""
+
 import numpy as np
 import pytest
 
@@ -13,7 +14,7 @@ def naive_conv2d(x, w, b, stride, pad):
     out = np.zeros((n, o, oh, ow))
     for i in range(oh):
         for j in range(ow):
-            patch = x[:, :, i * stride:i * stride + kh, j * stride:j * stride + kw]
+            patch = x[:, :, i * stride : i * stride + kh, j * stride : j * stride + kw]
             out[:, :, i, j] = np.tensordot(patch, w, axes=([1, 2, 3], [1, 2, 3])) + b
     return out
 
@@ -22,8 +23,12 @@ def naive_conv2d(x, w, b, stride, pad):
 def test_conv2d_matches_a_naive_loop(stride, pad, k):
     rng = np.random.RandomState(0)
     x, w, b = rng.randn(2, 3, 9, 9), rng.randn(4, 3, k, k), rng.randn(4)
-    np.testing.assert_allclose(reference.conv2d(x, w, b, stride, pad),
-                               naive_conv2d(x, w, b, stride, pad), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(
+        reference.conv2d(x, w, b, stride, pad),
+        naive_conv2d(x, w, b, stride, pad),
+        rtol=1e-12,
+        atol=1e-12,
+    )
 
 
 def test_max_pool_matches_a_naive_loop():
@@ -32,8 +37,9 @@ def test_max_pool_matches_a_naive_loop():
     xp = np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1)), constant_values=-np.inf)
     for i in range(out.shape[2]):
         for j in range(out.shape[3]):
-            assert np.array_equal(out[:, :, i, j], xp[:, :, 2 * i:2 * i + 3, 2 * j:2 * j + 3]
-                                  .max(axis=(2, 3)))
+            assert np.array_equal(
+                out[:, :, i, j], xp[:, :, 2 * i : 2 * i + 3, 2 * j : 2 * j + 3].max(axis=(2, 3))
+            )
 
 
 @pytest.mark.parametrize("task", sorted(spec.TASKS))
@@ -42,8 +48,9 @@ def test_neutral_layout_counts_equal_spec(task):
 
 
 def test_resnet50_buffer_count():
-    buffers = sum(int(np.prod(s)) for n, s in weights.layout("resnet50").items()
-                  if weights.is_buffer(n))
+    buffers = sum(
+        int(np.prod(s)) for n, s in weights.layout("resnet50").items() if weights.is_buffer(n)
+    )
     assert buffers == spec.ResNet50.buffer_count
 
 
@@ -77,8 +84,11 @@ def test_reference_shapes(task, shape):  # ResNet-50: against PyTorch in the tor
 
 def numeric_gradient_check(task, params, x, y, coordinates, eps=1e-5):
     p = {k: np.asarray(v, np.float64) for k, v in params.items()}
-    fn = {"cnn": reference_train.cnn_loss_and_grads, "rnn": reference_train.rnn_loss_and_grads,
-          "densenet": reference_train.densenet_loss_and_grads}
+    fn = {
+        "cnn": reference_train.cnn_loss_and_grads,
+        "rnn": reference_train.rnn_loss_and_grads,
+        "densenet": reference_train.densenet_loss_and_grads,
+    }
     _, grads = fn[task](p, x, y)
     for name, index in coordinates:
         p[name][index] += eps
@@ -93,31 +103,66 @@ def numeric_gradient_check(task, params, x, y, coordinates, eps=1e-5):
 def test_cnn_backward_matches_finite_differences():
     params = weights.random_weights("cnn", 0)
     x, y = reference_train.fixed_batches("cnn", 1, batch_size=2)[0]
-    numeric_gradient_check("cnn", params, np.asarray(x, np.float64), y, [
-        ("conv1.weight", (3, 1, 0, 2)), ("conv1.bias", (7,)), ("conv2.weight", (1, 2, 1, 1)),
-        ("conv3.weight", (5, 4, 2, 0)), ("conv4.bias", (9,)), ("dense1.weight", (17, 3)),
-        ("dense2.weight", (4, 6)), ("dense2.bias", (1,))])
+    numeric_gradient_check(
+        "cnn",
+        params,
+        np.asarray(x, np.float64),
+        y,
+        [
+            ("conv1.weight", (3, 1, 0, 2)),
+            ("conv1.bias", (7,)),
+            ("conv2.weight", (1, 2, 1, 1)),
+            ("conv3.weight", (5, 4, 2, 0)),
+            ("conv4.bias", (9,)),
+            ("dense1.weight", (17, 3)),
+            ("dense2.weight", (4, 6)),
+            ("dense2.bias", (1,)),
+        ],
+    )
 
 
 def test_densenet_backward_matches_finite_differences():
     """At 64 x 64 (the deepest block at 2 x 2): smaller images put batch norm over so few values
     that ReLU kinks sit within any finite-difference step."""
-    params = {k: v for k, v in weights.random_weights("densenet", 0).items()
-              if not k.endswith((".mean", ".var"))}
+    params = {
+        k: v
+        for k, v in weights.random_weights("densenet", 0).items()
+        if not k.endswith((".mean", ".var"))
+    }
     x, y = reference_train.fixed_batches("densenet", 1, batch_size=2)[0]
-    numeric_gradient_check("densenet", params, np.asarray(x, np.float64), y, [
-        ("stem.conv.weight", (44, 1, 0, 3)), ("transition2.bn.gamma", (472,)),
-        ("block4.layer0.conv1.weight", (5, 7, 0, 0))], eps=1e-6)
+    numeric_gradient_check(
+        "densenet",
+        params,
+        np.asarray(x, np.float64),
+        y,
+        [
+            ("stem.conv.weight", (44, 1, 0, 3)),
+            ("transition2.bn.gamma", (472,)),
+            ("block4.layer0.conv1.weight", (5, 7, 0, 0)),
+        ],
+        eps=1e-6,
+    )
 
 
 def test_gru_backward_matches_finite_differences():
     params = weights.random_weights("rnn", 0)
     x, y = reference_train.fixed_batches("rnn", 1, batch_size=2)[0]
     x = x[:, -12:]  # a short sequence keeps it quick; the recurrence is the same
-    numeric_gradient_check("rnn", params, x, y, [
-        ("embedding.weight", (int(x[0, -1]), 3)), ("gru.input_weight", (5, 7)),
-        ("gru.input_weight", (9, 250)), ("gru.recurrent_weight", (3, 120)),
-        ("gru.recurrent_bias", (210,)), ("gru.input_bias", (30,)), ("dense.weight", (8, 1))])
+    numeric_gradient_check(
+        "rnn",
+        params,
+        x,
+        y,
+        [
+            ("embedding.weight", (int(x[0, -1]), 3)),
+            ("gru.input_weight", (5, 7)),
+            ("gru.input_weight", (9, 250)),
+            ("gru.recurrent_weight", (3, 120)),
+            ("gru.recurrent_bias", (210,)),
+            ("gru.input_bias", (30,)),
+            ("dense.weight", (8, 1)),
+        ],
+    )
 
 
 def test_trained_weights_are_compared_against_the_steps_own_size():

@@ -1,5 +1,6 @@
 """The conformance suite's reference losses come from the disk cache only for the exact same
 question: same weights, batches, optimizer and reference code."""
+
 import numpy as np
 import pytest
 

@@ -1,4 +1,5 @@
 """The spec constants: computed counts agree with the figures SPEC.md states."""
+
 import pytest
 
 from bench_shared import spec

@@ -30,6 +30,7 @@ def test_a_peak_is_the_best_round_so_one_disturbed_round_cannot_lower_it():
     def work(n):
         calls.append(n)
         time.sleep(next(seconds))
+
     rate = peak_rate(work, units_per_call=6.0, calls=2, rounds=3)
     assert calls == [1, 2, 2, 2]  # one untimed warm-up call, then the timed rounds
     # the quiet round's rate (12 / 0.03), above the mean's (12 / 0.21) even where a busy

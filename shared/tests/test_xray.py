@@ -1,5 +1,6 @@
 """The densenet task's input pipeline (bench_shared.xray) and data-parallel batching: the same
 NumPy code in every framework's worker. Valid Python 3.6."""
+
 import numpy as np
 
 from bench_shared import batching, spec, xray
@@ -21,7 +22,7 @@ def test_training_crops_are_crops_or_mirrored_crops_of_the_image_normalised_per_
     assert out.shape == (4, 3, 32, 32) and out.dtype == np.float32
     flipped = 0
     for i in range(len(x)):
-        windows = [x[i, t:t + 32, c:c + 32] for t in range(7) for c in range(7)]
+        windows = [x[i, t : t + 32, c : c + 32] for t in range(7) for c in range(7)]
         plain = [w for w in windows if np.allclose(normalised(w), out[i], atol=1e-5)]
         mirrored = [w for w in windows if np.allclose(normalised(w[:, ::-1]), out[i], atol=1e-5)]
         assert plain or mirrored, i
@@ -34,8 +35,11 @@ def test_evaluation_resizes_the_whole_image_without_randomness():
     a, b = xray.model_input(x, 32), xray.model_input(x, 32)
     assert np.array_equal(a, b) and a.shape == (4, 3, 32, 32)
     flat = np.full((2, 38, 38), 200, np.uint8)  # a constant image stays that constant
-    np.testing.assert_allclose(xray.model_input(flat, 32), np.broadcast_to(
-        normalised(np.full((32, 32), 200, np.uint8)), (2, 3, 32, 32)), atol=1e-5)
+    np.testing.assert_allclose(
+        xray.model_input(flat, 32),
+        np.broadcast_to(normalised(np.full((32, 32), 200, np.uint8)), (2, 3, 32, 32)),
+        atol=1e-5,
+    )
     same = xray.model_input(x[:, :32, :32], 32)  # already the size: only normalised
     np.testing.assert_allclose(same[1], normalised(x[1, :32, :32]), atol=1e-6)
 
@@ -60,8 +64,7 @@ def test_ranks_split_each_global_batch_and_together_see_the_single_device_batche
     x = np.arange(100)[:, None]
     y = np.arange(100)
     one = list(batching.TrainBatches(x, y, 20, seed=5, epoch=2))
-    halves = [list(batching.TrainBatches(x, y, 10, seed=5, epoch=2, shard=(r, 2)))
-              for r in (0, 1)]
+    halves = [list(batching.TrainBatches(x, y, 10, seed=5, epoch=2, shard=(r, 2))) for r in (0, 1)]
     assert len(one) == len(halves[0]) == len(halves[1]) == 5
     for step, (_, yb) in enumerate(one):
         joined = np.concatenate([halves[0][step][1], halves[1][step][1]])

@@ -3,6 +3,7 @@
 It never imports a deep-learning framework: every benchmark runs in a worker process started
 with the Python of that framework's own environment.
 """
+
 import os
 from pathlib import Path
 

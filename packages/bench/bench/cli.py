@@ -2,6 +2,7 @@
 a sub-command: report (bench.report.command), verify, tune, peak, prepare, envs, check,
 reproduce (bench.tools).
 """
+
 import difflib
 import importlib
 import os
@@ -38,8 +39,16 @@ RECIPES = """\
 USAGE = "usage: python -m bench [sub-command] [key=value ...] [-m] [--help] [--version]"
 RUN_USAGE = "usage: python -m bench [run] [key=value ...] [-m] [--cfg job] [--hydra-help]"
 # the axes a run's help lists (conf/<group>/), with what each holds beyond its options
-AXES = {"task": "", "framework": "", "device": "", "precision": "", "data": "", "preset": "",
-        "init": "", "comparison": " (a preset sweep: -m comparison=<name>)"}
+AXES = {
+    "task": "",
+    "framework": "",
+    "device": "",
+    "precision": "",
+    "data": "",
+    "preset": "",
+    "init": "",
+    "comparison": " (a preset sweep: -m comparison=<name>)",
+}
 COMMON_OVERRIDES = """\
   seed=N                        the seed; -m seed=0,1,2: three repeats, one table cell
   devices=N                     data-parallel devices (task=densenet)
@@ -55,15 +64,24 @@ COMMON_OVERRIDES = """\
 
 def help_text():
     width = max(map(len, SUBCOMMANDS))
-    lines = [USAGE, "",
-             "Rosetta Bench: the same models in every framework, run under the same rules; time",
-             "and accuracy side by side. A run is `key=value` overrides of conf/ (task, framework,",
-             "device, precision, preset, data, ...); `-m` sweeps comma-separated values.", "",
-             "sub-commands:"]
+    lines = [
+        USAGE,
+        "",
+        "Rosetta Bench: the same models in every framework, run under the same rules; time",
+        "and accuracy side by side. A run is `key=value` overrides of conf/ (task, framework,",
+        "device, precision, preset, data, ...); `-m` sweeps comma-separated values.",
+        "",
+        "sub-commands:",
+    ]
     lines += [f"  {name:<{width}}  {text}" for name, (_, text) in SUBCOMMANDS.items()]
-    lines += ["", "recipes:", RECIPES, "",
-              "`python -m bench <sub-command> --help` for its options. Without arguments, this",
-              "help: a run's default is the full-size CNN (25 minutes and more on a CPU)."]
+    lines += [
+        "",
+        "recipes:",
+        RECIPES,
+        "",
+        "`python -m bench <sub-command> --help` for its options. Without arguments, this",
+        "help: a run's default is the full-size CNN (25 minutes and more on a CPU).",
+    ]
     return "\n".join(lines)
 
 
@@ -71,20 +89,37 @@ def run_help():
     """`python -m bench run --help`: the axes with their options (read from conf/, without
     Hydra), the common overrides and flags."""
     width = max(map(len, AXES))
-    lines = [RUN_USAGE, "",
-             "One benchmark run, its result in results/runs/<time>_<task>_<framework>_.../; with",
-             "-m a sweep over comma-separated values, in results/sweeps/<name>/.", "",
-             "axes (conf/<axis>/<option>.yaml):"]
+    lines = [
+        RUN_USAGE,
+        "",
+        "One benchmark run, its result in results/runs/<time>_<task>_<framework>_.../; with",
+        "-m a sweep over comma-separated values, in results/sweeps/<name>/.",
+        "",
+        "axes (conf/<axis>/<option>.yaml):",
+    ]
     for axis, note in AXES.items():
         options = sorted(p.stem for p in (conf_dir() / axis).glob("*.yaml"))
-        lines += textwrap.wrap(", ".join(options) + note, 92, initial_indent=f"  {axis:<{width}}  ",
-                               subsequent_indent=" " * (width + 4), break_on_hyphens=False)
-    lines += ["", "common overrides:", COMMON_OVERRIDES, "", "flags:",
-              "  -m, --multirun  a sweep",
-              "  --cfg job       print the composed config and run nothing (--resolve: resolved)",
-              "  --hydra-help    Hydra's help: every config group and the whole composed config",
-              "", "exit status: 0 ok; 1 failed, invalid or interrupted; 2 unsupported, not "
-              "installed or a bad", "command line (docs/reports.md)."]
+        lines += textwrap.wrap(
+            ", ".join(options) + note,
+            92,
+            initial_indent=f"  {axis:<{width}}  ",
+            subsequent_indent=" " * (width + 4),
+            break_on_hyphens=False,
+        )
+    lines += [
+        "",
+        "common overrides:",
+        COMMON_OVERRIDES,
+        "",
+        "flags:",
+        "  -m, --multirun  a sweep",
+        "  --cfg job       print the composed config and run nothing (--resolve: resolved)",
+        "  --hydra-help    Hydra's help: every config group and the whole composed config",
+        "",
+        "exit status: 0 ok; 1 failed, invalid or interrupted; 2 unsupported, not "
+        "installed or a bad",
+        "command line (docs/reports.md).",
+    ]
     return "\n".join(lines)
 
 
@@ -110,8 +145,10 @@ def unknown_word(word):
     """The one-line error for a bare word that is neither a sub-command nor key=value."""
     close = difflib.get_close_matches(word, SUBCOMMANDS, n=1, cutoff=0.6)
     hint = f"; did you mean `{close[0]}`?" if close else ""
-    return (f"bench: {word!r} is not a sub-command{hint} (sub-commands: "
-            f"{', '.join(SUBCOMMANDS)}; a run takes key=value overrides, e.g. task=cnn)")
+    return (
+        f"bench: {word!r} is not a sub-command{hint} (sub-commands: "
+        f"{', '.join(SUBCOMMANDS)}; a run takes key=value overrides, e.g. task=cnn)"
+    )
 
 
 def _guard_broken_pipe(function, *args):
@@ -167,8 +204,10 @@ def run(argv) -> int:
         sweep.check_command_line(argv)
         overrides.check(argv)
         overrides.check_results_dir(argv)
-        if any(a.startswith("comparison=") for a in argv) and \
-                "comparison.require_all=true" not in argv:
+        if (
+            any(a.startswith("comparison=") for a in argv)
+            and "comparison.require_all=true" not in argv
+        ):
             sweep.group_options("framework", require_all=False)  # none installed: say so
     except ValueError as exc:
         print(f"bench: {exc}", file=sys.stderr)
@@ -216,8 +255,10 @@ def failure(exc):
     for error in chain:
         problem = files.path_problem(error) if isinstance(error, OSError) else None
         if problem:
-            return (f"bench: {problem}; hydra.run.dir=DIR puts the run elsewhere (a sweep: "
-                    f"hydra.sweep.dir=DIR)"), 1
+            return (
+                f"bench: {problem}; hydra.run.dir=DIR puts the run elsewhere (a sweep: "
+                f"hydra.sweep.dir=DIR)"
+            ), 1
     if str(chain[0]).startswith("bench: "):  # already one line (bench.run.rundirs)
         return str(chain[0]), 1
     config_error = overrides.hydra_error(chain[0])

@@ -2,6 +2,7 @@
 (tqdm bars on a terminal wide enough for one, plain lines in logs and on a terminal of no
 width, where a bar would show nothing); plain-text tables; and the one guard of every
 sub-command's command line."""
+
 import functools
 import os
 import sys
@@ -26,6 +27,7 @@ def subcommand(main):
     """A sub-command's main(argv) -> exit status, with argparse's exit (--help: 0; a bad
     command line: 2, argparse printing which) returned as the status rather than raised
     through the command line."""
+
     @functools.wraps(main)
     def guarded(argv):
         try:
@@ -61,22 +63,37 @@ class ProgressView:
         kind = event["event"]
         if kind == "phase":
             self.close()
-            self.phase = dict(event, label=self._label(event), start=time.monotonic(),
-                              next_log=time.monotonic() + LOG_INTERVAL_S)
+            self.phase = dict(
+                event,
+                label=self._label(event),
+                start=time.monotonic(),
+                next_log=time.monotonic() + LOG_INTERVAL_S,
+            )
             if self.tty:
-                self.bar = tqdm(total=event["total"], desc=self.phase["label"],
-                                unit=event.get("unit", "it"), file=self.stream, leave=False,
-                                dynamic_ncols=True, unit_scale=event.get("unit_scale", False))
+                self.bar = tqdm(
+                    total=event["total"],
+                    desc=self.phase["label"],
+                    unit=event.get("unit", "it"),
+                    file=self.stream,
+                    leave=False,
+                    dynamic_ncols=True,
+                    unit_scale=event.get("unit_scale", False),
+                )
         elif kind == "step" and self.phase is not None:
             if self.bar is not None:
                 self.bar.update(event["done"] - self.bar.n)
             elif time.monotonic() >= self.phase["next_log"]:
                 self.phase["next_log"] = time.monotonic() + LOG_INTERVAL_S
-                self._line(tqdm.format_meter(event["done"], self.phase["total"],
-                                             time.monotonic() - self.phase["start"],
-                                             prefix=self.phase["label"],
-                                             unit=self.phase.get("unit", "it"),
-                                             unit_scale=self.phase.get("unit_scale", False)))
+                self._line(
+                    tqdm.format_meter(
+                        event["done"],
+                        self.phase["total"],
+                        time.monotonic() - self.phase["start"],
+                        prefix=self.phase["label"],
+                        unit=self.phase.get("unit", "it"),
+                        unit_scale=self.phase.get("unit_scale", False),
+                    )
+                )
         elif kind == "phase_end" and self.phase is not None:
             details = [f"{event['seconds']:.2f} s"] if "seconds" in event else []
             details += [f"loss {event['loss']:.4f}"] if "loss" in event else []

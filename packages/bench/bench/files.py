@@ -15,6 +15,7 @@ never half of one, even after a crash or power loss.
 (NotWritable, one sentence); `path_problem(exc)`: an OSError on a path as that sentence (a file
 where a directory must be, a read-only file system, no permission, no space).
 """
+
 import contextlib
 import errno
 import fcntl
@@ -73,11 +74,16 @@ def locked(path: Path, timeout_s=None, waiting="", hint=""):
                 except BlockingIOError:
                     if deadline is not None and time.monotonic() >= deadline:
                         waited = f" after {timeout_s:g} s" if timeout_s else ""
-                        raise LockBusy(f"{lock} is held by {_holder(handle)}{waited}"
-                                       + (f"; {hint}" if hint else "")) from None
+                        raise LockBusy(
+                            f"{lock} is held by {_holder(handle)}{waited}"
+                            + (f"; {hint}" if hint else "")
+                        ) from None
                     if not said and waiting is not None:
-                        print(f"waiting for {lock}, held by {_holder(handle)} {waiting}".rstrip(),
-                              file=sys.stderr, flush=True)
+                        print(
+                            f"waiting for {lock}, held by {_holder(handle)} {waiting}".rstrip(),
+                            file=sys.stderr,
+                            flush=True,
+                        )
                         said = True
                     time.sleep(POLL_S)
             try:
@@ -93,8 +99,10 @@ def locked(path: Path, timeout_s=None, waiting="", hint=""):
     try:
         handle.seek(0)
         handle.truncate()
-        handle.write(f"pid {os.getpid()} on {socket.gethostname()} since "
-                     f"{time.strftime('%Y-%m-%d %H:%M:%S')}\n")
+        handle.write(
+            f"pid {os.getpid()} on {socket.gethostname()} since "
+            f"{time.strftime('%Y-%m-%d %H:%M:%S')}\n"
+        )
         handle.flush()
         yield
     finally:
@@ -131,8 +139,7 @@ def write_bytes(path: Path, data: bytes, mode=None):
 
 def dumps(obj) -> str:
     """Strict JSON (a NaN or inf is written as a string, "nan", never as a bare NaN), sorted."""
-    return json.dumps(jsonsafe.finite(obj), indent=1, sort_keys=True, default=str,
-                      allow_nan=False)
+    return json.dumps(jsonsafe.finite(obj), indent=1, sort_keys=True, default=str, allow_nan=False)
 
 
 def write_json(path: Path, obj):
@@ -165,8 +172,10 @@ NUMPY_NO_SPACE = re.compile(r"\d+ requested and \d+ written|Not enough free spac
 def no_space(exc) -> bool:
     """Whether an error writing a file says its file system is full: ENOSPC, a quota
     (EDQUOT), or numpy's words for it (NUMPY_NO_SPACE)."""
-    return (getattr(exc, "errno", None) in (errno.ENOSPC, errno.EDQUOT)
-            or NUMPY_NO_SPACE.search(str(exc)) is not None)
+    return (
+        getattr(exc, "errno", None) in (errno.ENOSPC, errno.EDQUOT)
+        or NUMPY_NO_SPACE.search(str(exc)) is not None
+    )
 
 
 def umask_mode(mode=0o777):
@@ -212,5 +221,6 @@ def check_writable(directory: Path, what: str, elsewhere: str):
     except OSError as exc:
         if exc.filename is not None and Path(os.fsdecode(exc.filename)).parent == existing:
             exc.filename = str(existing)  # the probe's name says nothing
-        raise NotWritable(f"{what} cannot be written: {path_problem(exc) or exc}; "
-                          f"{elsewhere}") from None
+        raise NotWritable(
+            f"{what} cannot be written: {path_problem(exc) or exc}; {elsewhere}"
+        ) from None

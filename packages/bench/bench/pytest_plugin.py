@@ -1,5 +1,6 @@
 """Fixtures for every framework package's tests, loaded by pytest wherever `bench` is installed
 (its `pytest11` entry point): the real CLI in a subprocess. Importing it imports no framework."""
+
 import pytest
 
 from . import testing

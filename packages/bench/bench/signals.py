@@ -7,6 +7,7 @@ recorded, not raised, for code that must finish what it started whatever arrives
 the supervisor killing its workers and the run writing its result. Slurm sends SIGTERM twice,
 about 10 ms apart, at a time limit: the second must not cut the cleanup the first began.
 """
+
 import contextlib
 import os
 import signal

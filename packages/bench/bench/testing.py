@@ -1,5 +1,6 @@
 """Helpers for the framework packages' tests: the run dict a worker would get, and the real
 CLI in a subprocess. Importing this module imports no framework."""
+
 import json
 import os
 import re
@@ -19,8 +20,14 @@ def make_run(framework, *overrides):
 def run_cli(args, cwd, cache_dir, timeout=900):
     """`python -m bench *args` in a subprocess: (exit status, output, last result or None)."""
     env = dict(os.environ, BENCH_CACHE_DIR=str(cache_dir))
-    proc = subprocess.run([sys.executable, "-m", "bench", *args], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=timeout)
+    proc = subprocess.run(
+        [sys.executable, "-m", "bench", *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
     paths = re.findall(r"^result: (.+)$", proc.stdout, re.M)
     result = json.loads(Path(paths[-1]).read_text()) if paths else None
     problem = record.problem(result) if result is not None else None
@@ -54,16 +61,30 @@ def run_cli_as_slurm_tasks(args, cwd, cache_dir, tasks=2, timeout=900, env=None)
     job_id = free_slurm_job_id()
     procs, logs = [], [Path(cwd) / f"slurm-task{task}.out" for task in range(tasks)]
     for task, log in enumerate(logs):
-        task_env = dict(env or os.environ, BENCH_CACHE_DIR=str(cache_dir),
-                        SLURM_JOB_ID=str(job_id),
-                        SLURM_NTASKS=str(tasks), SLURM_PROCID=str(task), SLURM_LOCALID="0",
-                        SLURM_NODEID=str(task), SLURM_JOB_NODELIST="localhost",
-                        # what srun sets in a step's tasks (a batch script has none of these)
-                        SLURM_STEP_ID="0", SLURM_STEP_NUM_TASKS=str(tasks),
-                        SLURM_STEP_NODELIST="localhost")
+        task_env = dict(
+            env or os.environ,
+            BENCH_CACHE_DIR=str(cache_dir),
+            SLURM_JOB_ID=str(job_id),
+            SLURM_NTASKS=str(tasks),
+            SLURM_PROCID=str(task),
+            SLURM_LOCALID="0",
+            SLURM_NODEID=str(task),
+            SLURM_JOB_NODELIST="localhost",
+            # what srun sets in a step's tasks (a batch script has none of these)
+            SLURM_STEP_ID="0",
+            SLURM_STEP_NUM_TASKS=str(tasks),
+            SLURM_STEP_NODELIST="localhost",
+        )
         with open(log, "w") as out:  # a file, not a pipe: no task blocks on a full one
-            procs.append(subprocess.Popen([sys.executable, "-m", "bench", *args], cwd=cwd,
-                                          env=task_env, stdout=out, stderr=subprocess.STDOUT))
+            procs.append(
+                subprocess.Popen(
+                    [sys.executable, "-m", "bench", *args],
+                    cwd=cwd,
+                    env=task_env,
+                    stdout=out,
+                    stderr=subprocess.STDOUT,
+                )
+            )
     try:
         codes = [proc.wait(timeout=timeout) for proc in procs]
     finally:

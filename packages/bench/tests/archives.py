@@ -1,5 +1,6 @@
 """Small archives in the real datasets' formats, and a real HTTP server on 127.0.0.1 that
 serves them, honours (or ignores) Range requests and can drop a connection mid-transfer."""
+
 import hashlib
 import io
 import pickle
@@ -38,20 +39,30 @@ def cifar_archive(path, per_batch=16, num_test=20, seed=0):
     rng = np.random.default_rng(seed)
     raw = {"train": [], "test": []}
     with tarfile.open(path, "w:gz") as tar:
+
         def add(name, payload):
             info = tarfile.TarInfo("cifar-10-batches-py/" + name)
             info.size = len(payload)
             tar.addfile(info, io.BytesIO(payload))
 
         add("readme.html", b"<html>CIFAR-10</html>")
-        for split, name, n in [("train", f"data_batch_{i}", per_batch) for i in range(1, 6)] \
-                + [("test", "test_batch", num_test)]:
+        for split, name, n in [("train", f"data_batch_{i}", per_batch) for i in range(1, 6)] + [
+            ("test", "test_batch", num_test)
+        ]:
             data = rng.integers(0, 256, (n, 3072), dtype=np.uint8)
             labels = [int(v) for v in rng.integers(0, 10, n)]
             raw[split].append((data, labels))
-            add(name, py2_pickle({b"batch_label": name.encode(), b"labels": labels,
-                                  b"data": data,
-                                  b"filenames": [b"img%d.png" % i for i in range(n)]}))
+            add(
+                name,
+                py2_pickle(
+                    {
+                        b"batch_label": name.encode(),
+                        b"labels": labels,
+                        b"data": data,
+                        b"filenames": [b"img%d.png" % i for i in range(n)],
+                    }
+                ),
+            )
         add("batches.meta", py2_pickle({b"label_names": [b"airplane"]}))
     return raw
 
@@ -72,8 +83,11 @@ def imdb_archive(path, num_train=80, num_test=20, seed=0):
 
 def checksums(path):
     data = path.read_bytes()
-    return {"size": len(data), "md5": hashlib.md5(data).hexdigest(),
-            "sha256": hashlib.sha256(data).hexdigest()}
+    return {
+        "size": len(data),
+        "md5": hashlib.md5(data).hexdigest(),
+        "sha256": hashlib.sha256(data).hexdigest(),
+    }
 
 
 class ArchiveServer:
@@ -93,15 +107,17 @@ class ArchiveServer:
 
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.httpd.daemon_threads = True
-        self.thread = threading.Thread(target=self.httpd.serve_forever,
-                                       kwargs={"poll_interval": 0.05}, daemon=True)
+        self.thread = threading.Thread(
+            target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
         self.thread.start()
 
     def serve(self, name, content, drops=0, drop_after=0, ranges=True, seconds=0.0):
         """drops: how many responses stop after drop_after bytes of their body; ranges: honour
         Range; seconds: how long a full transfer takes."""
-        self.files[name] = dict(content=content, drops=drops, drop_after=drop_after,
-                                ranges=ranges, seconds=seconds)
+        self.files[name] = dict(
+            content=content, drops=drops, drop_after=drop_after, ranges=ranges, seconds=seconds
+        )
 
     def url(self, name):
         return f"http://127.0.0.1:{self.httpd.server_address[1]}/{name}"
@@ -134,11 +150,11 @@ class ArchiveServer:
         request.send_header("Content-Length", str(len(body)))
         request.end_headers()
         if drop:
-            body = body[:spec["drop_after"]]  # then the connection closes: a short body
+            body = body[: spec["drop_after"]]  # then the connection closes: a short body
         pieces = 10 if spec["seconds"] else 1
         step = -(-len(body) // pieces) or 1
         for i in range(0, len(body), step):
-            request.wfile.write(body[i:i + step])
+            request.wfile.write(body[i : i + step])
             request.wfile.flush()
             time.sleep(spec["seconds"] / pieces)
 

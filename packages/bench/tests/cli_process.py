@@ -1,5 +1,6 @@
 """`python -m bench` as a test drives it by hand: a process it can signal, its output read
 up to a marker, its children and their end, and result files read as strict JSON."""
+
 import functools
 import json
 import os
@@ -17,12 +18,14 @@ import pytest
 
 FAST = ["framework=fake", "preset=smoke"]
 
-linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"),
-                                reason="/proc and the parent-death signal are Linux's")
+linux_only = pytest.mark.skipif(
+    not sys.platform.startswith("linux"), reason="/proc and the parent-death signal are Linux's"
+)
 
 
 def strict_json(path):
     """A result file as strict JSON: a bare NaN or Infinity is an error."""
+
     def refuse(name):
         raise ValueError(f"{path}: {name} is not JSON")
 
@@ -32,9 +35,15 @@ def strict_json(path):
 def start(args, env, cwd):
     """`python -m bench` in a subprocess that a test can Ctrl-C: a shell's background job (CI)
     starts with SIGINT ignored, and Python keeps that unless it is restored."""
-    return subprocess.Popen([sys.executable, "-m", "bench", *args], cwd=cwd, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    return subprocess.Popen(
+        [sys.executable, "-m", "bench", *args],
+        cwd=cwd,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
 
 
 def read_until(proc, marker, lines, limit_s=120):
@@ -78,8 +87,10 @@ def read_only(directories):
     problem = _read_only_mounts_problem()
     if problem:
         pytest.skip(f"a read-only directory needs a read-only bind mount: {problem}")
-    script = "".join(f"mount --bind {d} {d} && mount -o remount,bind,ro {d} && "
-                     for d in map(shlex.quote, map(str, directories)))
+    script = "".join(
+        f"mount --bind {d} {d} && mount -o remount,bind,ro {d} && "
+        for d in map(shlex.quote, map(str, directories))
+    )
     return ["unshare", "-m", "--propagation", "private", "sh", "-c", script + 'exec "$@"', "sh"]
 
 
@@ -90,9 +101,20 @@ def _read_only_mounts_problem():
         return "no unshare command"
     with tempfile.TemporaryDirectory() as directory:
         probe = subprocess.run(
-            ["unshare", "-m", "--propagation", "private", "sh", "-c",
-             'mount --bind "$1" "$1" && mount -o remount,bind,ro "$1" && ! touch "$1/x"', "sh",
-             directory], capture_output=True, text=True)
+            [
+                "unshare",
+                "-m",
+                "--propagation",
+                "private",
+                "sh",
+                "-c",
+                'mount --bind "$1" "$1" && mount -o remount,bind,ro "$1" && ! touch "$1/x"',
+                "sh",
+                directory,
+            ],
+            capture_output=True,
+            text=True,
+        )
         if probe.returncode != 0 or os.path.exists(os.path.join(directory, "x")):
             return (probe.stderr.strip() or "the mount did not stop a write").splitlines()[-1]
     return None

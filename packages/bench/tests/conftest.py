@@ -1,6 +1,7 @@
 """Fixtures for the orchestrator's tests: the real CLI in a subprocess, with the numpy fake
 framework (tests/fake_framework) added to a copy of conf/ and a private data cache; an HTTP
 server on 127.0.0.1 for the real-data archives (tests/archives.py)."""
+
 import contextlib
 import os
 import re
@@ -36,9 +37,12 @@ def cache_dir(tmp_path_factory):
 @pytest.fixture
 def bench_env(conf_copy, cache_dir, tmp_path):
     env = dict(os.environ)
-    env.update(BENCH_CONF_DIR=str(conf_copy), BENCH_CACHE_DIR=str(cache_dir),
-               BENCH_PROJECT_DIR=str(tmp_path / "project"),
-               PYTHONPATH=os.pathsep.join(filter(None, [str(FAKE), env.get("PYTHONPATH")])))
+    env.update(
+        BENCH_CONF_DIR=str(conf_copy),
+        BENCH_CACHE_DIR=str(cache_dir),
+        BENCH_PROJECT_DIR=str(tmp_path / "project"),
+        PYTHONPATH=os.pathsep.join(filter(None, [str(FAKE), env.get("PYTHONPATH")])),
+    )
     return env
 
 
@@ -85,11 +89,17 @@ def assert_follows_schema(path):
 def run_bench(bench_env, tmp_path):
     """run(*args): `python -m bench *args` in tmp_path; read_only=[directories]: with those
     read-only for it (cli_process.read_only; skips where that is not permitted)."""
+
     def run(*args, env=None, timeout=600, read_only=()):
         prefix = cli_process.read_only(read_only) if read_only else []
-        proc = subprocess.run([*prefix, sys.executable, "-m", "bench", *args], cwd=tmp_path,
-                              env=env or bench_env, capture_output=True, text=True,
-                              timeout=timeout)
+        proc = subprocess.run(
+            [*prefix, sys.executable, "-m", "bench", *args],
+            cwd=tmp_path,
+            env=env or bench_env,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
         return Run(proc, tmp_path)
 
     return run
@@ -110,8 +120,11 @@ def full_disk(tmp_path):
     mount = tmp_path / "full"
     mount.mkdir()
     try:
-        mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(mount)],
-                                 capture_output=True, text=True)
+        mounted = subprocess.run(
+            ["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(mount)],
+            capture_output=True,
+            text=True,
+        )
     except FileNotFoundError as exc:
         pytest.skip(f"a full disk needs a tmpfs mount: {exc}")
     if mounted.returncode != 0:

@@ -2,6 +2,7 @@
 fake CNN, three seeds, from a clean git checkout and a lock-built environment, epochs
 dominated by a sleep (8 batches of 100 ms) so that the repeats stay close on a busy machine
 (the check is given a spread limit a loaded machine keeps: SPREAD)."""
+
 import json
 import shutil
 import subprocess
@@ -12,8 +13,13 @@ from pathlib import Path
 import pytest
 from locked_env import FAKE, git_project, locked_environment
 
-RUN = ["framework=fake", "task=cnn", "preset=smoke", "preset.train_examples=512",
-       "framework.options.delay_ms=100"]
+RUN = [
+    "framework=fake",
+    "task=cnn",
+    "preset=smoke",
+    "preset.train_examples=512",
+    "framework.options.delay_ms=100",
+]
 SPREAD = ("--max-spread", "1.0")  # RUN's repeats: the fastest at most twice the slowest
 
 
@@ -26,9 +32,14 @@ class Bundle:
     results: list  # the three result.json paths
 
     def bench(self, *args, env=None, cwd=None):
-        return subprocess.run([sys.executable, "-m", "bench", *map(str, args)],
-                              cwd=cwd or self.cwd, env=env or self.env, capture_output=True,
-                              text=True, timeout=600)
+        return subprocess.run(
+            [sys.executable, "-m", "bench", *map(str, args)],
+            cwd=cwd or self.cwd,
+            env=env or self.env,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
 
     def run(self, *overrides, into, env=None):
         """One more run of RUN (with overrides) into the directory `into`; its result path."""
@@ -49,9 +60,13 @@ def fit_bundle(conf_copy, cache_dir, tmp_path_factory):
     root = tmp_path_factory.mktemp("bundle")
     project = root / "project"
     git_project(project)
-    env = dict(__import__("os").environ, BENCH_CONF_DIR=str(conf_copy),
-               BENCH_CACHE_DIR=str(cache_dir), BENCH_PROJECT_DIR=str(project),
-               PYTHONPATH=str(FAKE))
+    env = dict(
+        __import__("os").environ,
+        BENCH_CONF_DIR=str(conf_copy),
+        BENCH_CACHE_DIR=str(cache_dir),
+        BENCH_PROJECT_DIR=str(project),
+        PYTHONPATH=str(FAKE),
+    )
     env, site = locked_environment(env)
     bundle = Bundle(env, site, project, root, [])
     for seed in range(3):

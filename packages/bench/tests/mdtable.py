@@ -1,4 +1,5 @@
 """Reading the markdown tables the report writes, for assertions on their cells."""
+
 import re
 
 
@@ -13,7 +14,7 @@ def parse_table(text, first_header="framework"):
     start = next(i for i, line in enumerate(lines) if line.startswith(f"| {first_header} |"))
     header = _cells(lines[start])
     table = {}
-    for line in lines[start + 2:]:
+    for line in lines[start + 2 :]:
         if not line.startswith("|"):
             break
         cells = _cells(line)

@@ -1,5 +1,6 @@
 """Fixture results for the HTML page's tests, and a reader of the page's tables (the standard
 library's HTML parser: what a reader without JavaScript gets)."""
+
 import dataclasses
 import json
 from html.parser import HTMLParser
@@ -40,11 +41,21 @@ def write_results(directory: Path, specs=RESULTS):
 def write_verify(directory: Path):
     """A verify.json as `bench verify` writes it (its own Check records)."""
     directory.mkdir(parents=True, exist_ok=True)
-    checks = [verify.Check("torch", "cnn", "pass", output_error=3.5e-07, train_error=2.9e-05,
-                           param_count=1250858),
-              verify.Check("torch", "rnn", "FAIL", output_error=2.0e-03, train_error=4.1e-02,
-                           param_count=2769866, detail="loss trajectory differs"),
-              verify.Check("tensorflow", "cnn", "not_installed", detail="no environment")]
+    checks = [
+        verify.Check(
+            "torch", "cnn", "pass", output_error=3.5e-07, train_error=2.9e-05, param_count=1250858
+        ),
+        verify.Check(
+            "torch",
+            "rnn",
+            "FAIL",
+            output_error=2.0e-03,
+            train_error=4.1e-02,
+            param_count=2769866,
+            detail="loss trajectory differs",
+        ),
+        verify.Check("tensorflow", "cnn", "not_installed", detail="no environment"),
+    ]
     (directory / "verify.json").write_text(json.dumps([dataclasses.asdict(c) for c in checks]))
     return directory
 

@@ -1,4 +1,5 @@
 """Config problems stop before any worker starts, with one line naming what is supported."""
+
 import shutil
 
 import pytest
@@ -8,8 +9,10 @@ def test_unsupported_precision_names_the_supported_ones(run_bench):
     run = run_bench("framework=fake", "preset=smoke", "precision=bf16")
     assert run.returncode == 2
     assert run.result["status"] == "unsupported"
-    assert run.result["error"] == ("precision=bf16 is not supported by framework=fake on "
-                                   "device=cpu; supported there: fp32, int8")
+    assert run.result["error"] == (
+        "precision=bf16 is not supported by framework=fake on "
+        "device=cpu; supported there: fp32, int8"
+    )
     assert "worker" not in run.result and "output_tail" not in run.result  # nothing started
 
 
@@ -23,8 +26,9 @@ def test_gpu_on_a_machine_without_one(run_bench):
 def test_fake_has_no_gpu_device(run_bench, bench_env):
     run = run_bench("framework=fake", "device=gpu", "preset=smoke")
     assert run.returncode == 2
-    assert run.result["error"] == ("device=gpu is not supported by framework=fake; "
-                                   "supported devices: cpu")
+    assert run.result["error"] == (
+        "device=gpu is not supported by framework=fake; supported devices: cpu"
+    )
 
 
 def test_options_are_typed_by_the_framework_declaration(run_bench):
@@ -41,9 +45,11 @@ def test_options_are_typed_by_the_framework_declaration(run_bench):
 def test_option_choices_are_checked_before_the_worker(run_bench):
     run = run_bench("framework=fake", "preset=smoke", "framework.options.fault=sometimes")
     assert run.returncode == 1
-    assert run.result["error"] == ("framework.options.fault='sometimes' is not an option value "
-                                   "of framework=fake; choose one of 'none', 'crash', 'exit', "
-                                   "'kill', 'hang', 'unsupported'")
+    assert run.result["error"] == (
+        "framework.options.fault='sometimes' is not an option value "
+        "of framework=fake; choose one of 'none', 'crash', 'exit', "
+        "'kill', 'hang', 'unsupported'"
+    )
     assert "worker" not in run.result
 
 

@@ -2,6 +2,7 @@
 generated copy in NIH's layout (Data_Entry_2017.csv as NIH writes it, PNGs of several sizes
 and modes spread over images_001/images and images_002/images). The module and real.prepare
 are called directly, and through the CLI (`python -m bench prepare`, then a run)."""
+
 import csv
 import os
 import re
@@ -22,8 +23,10 @@ from bench.run import config
 
 # NIH's header: the bracketed names hold commas, so they are two fields each, and every row
 # (header included) ends with a comma
-HEADER = ("Image Index,Finding Labels,Follow-up #,Patient ID,Patient Age,Patient Gender,"
-          "View Position,OriginalImage[Width,Height],OriginalImagePixelSpacing[x,y],")
+HEADER = (
+    "Image Index,Finding Labels,Follow-up #,Patient ID,Patient Age,Patient Gender,"
+    "View Position,OriginalImage[Width,Height],OriginalImagePixelSpacing[x,y],"
+)
 # (patient ID, findings of each of its images), in the order the CSV lists the patients: not
 # sorted, and 102 < 21 as text, so the split's numeric order shows
 PATIENTS = [
@@ -42,15 +45,20 @@ PATIENTS = [
 ]
 SIZE = 40  # the tests' image size; real.prepare's own (264) in test_real_prepare_*
 # what each image is on disk: (width, height, mode); the rest are 96 x 80 L
-SHAPES = {"00000003_000.png": (1024, 1024, "L"), "00000044_001.png": (1024, 1024, "L"),
-          "00000102_000.png": (1024, 1024, "RGBA"), "00000007_002.png": (300, 417, "RGB"),
-          "00000058_001.png": (37, 29, "L")}
+SHAPES = {
+    "00000003_000.png": (1024, 1024, "L"),
+    "00000044_001.png": (1024, 1024, "L"),
+    "00000102_000.png": (1024, 1024, "RGBA"),
+    "00000007_002.png": (300, 417, "RGB"),
+    "00000058_001.png": (37, 29, "L"),
+}
 HALVES = "00000012_001.png"  # dark top half, bright bottom half: shows orientation
 
 
 def image_names():
-    return [f"{patient:08d}_{k:03d}.png" for patient, findings in PATIENTS
-            for k in range(len(findings))]
+    return [
+        f"{patient:08d}_{k:03d}.png" for patient, findings in PATIENTS for k in range(len(findings))
+    ]
 
 
 def gray_value(row):
@@ -69,13 +77,14 @@ def make_fixture(directory, header=HEADER):
         findings = dict(PATIENTS)[patient][int(name[9:12])]
         listed[name] = (patient, findings)
         width, height, mode = SHAPES.get(name, (96, 80, "L"))
-        lines.append(f"{name},{findings},{int(name[9:12])},{patient},058Y,M,PA,"
-                     f"{width},{height},0.143,0.143,")
+        lines.append(
+            f"{name},{findings},{int(name[9:12])},{patient},058Y,M,PA,{width},{height},0.143,0.143,"
+        )
         folder = directory / ("images_001" if row < len(names) // 2 else "images_002") / "images"
         folder.mkdir(parents=True, exist_ok=True)
         if name == HALVES:
             pixels = np.full((height, width), 10, np.uint8)
-            pixels[height // 2:] = 240
+            pixels[height // 2 :] = 240
         else:
             pixels = np.full((height, width), gray_value(row), np.uint8)
         image = Image.fromarray(pixels, "L")
@@ -111,6 +120,7 @@ def expected_split():
 
 # ---- what is prepared ----------------------------------------------------------------------
 
+
 def test_arrays_are_uint8_images_and_float32_multi_hot_labels(xray, tmp_path):
     directory, _ = xray
     entry = tmp_path / "cache" / "entry"
@@ -144,8 +154,7 @@ def test_split_by_patient_in_id_order_rows_in_csv_order(xray, tmp_path):
             if names[rows[i]] == HALVES:
                 continue
             assert np.abs(image.astype(int) - value).max() <= 1, (split, i, names[rows[i]])
-        assert manifest["split"][split] == {"patients": len(want[split]),
-                                            "images": len(rows)}
+        assert manifest["split"][split] == {"patients": len(want[split]), "images": len(rows)}
     # each patient in exactly one split
     assert set().union(*want.values()) == {p for p, _ in PATIENTS}
     assert sum(len(v) for v in want.values()) == len(PATIENTS)
@@ -195,7 +204,7 @@ def test_images_are_grayscale_resized_bilinear(xray, tmp_path):
     train = load(entry, "train_x")
     train_names = [n for n in names if int(n[:8]) in expected_split()["train"]]
     halves = train[train_names.index(HALVES)]
-    assert (halves[:SIZE // 2 - 1] <= 11).all() and (halves[SIZE // 2 + 1:] >= 239).all()
+    assert (halves[: SIZE // 2 - 1] <= 11).all() and (halves[SIZE // 2 + 1 :] >= 239).all()
     # a textured image: exactly Pillow's bilinear resize of its grayscale
     rng = np.random.default_rng(0)
     texture = (np.add.outer(np.arange(300), np.arange(200)) % 256).astype(np.uint8)
@@ -217,8 +226,14 @@ def test_images_are_written_to_their_files_in_chunks(xray, tmp_path, monkeypatch
     monkeypatch.setattr(chestxray14, "CHUNK_IMAGES", 3)
     saved = []
     original = np.save
-    monkeypatch.setattr(np, "save", lambda path, a, *args, **kw:
-                        (saved.append(os.path.basename(path)), original(path, a, *args, **kw)))
+    monkeypatch.setattr(
+        np,
+        "save",
+        lambda path, a, *args, **kw: (
+            saved.append(os.path.basename(path)),
+            original(path, a, *args, **kw),
+        ),
+    )
     entry = tmp_path / "entry"
     chestxray14.prepare(directory, entry, SIZE)
     assert sorted(saved) == ["test_y.npy", "train_y.npy", "valid_y.npy"]
@@ -234,8 +249,9 @@ def test_images_are_written_to_their_files_in_chunks(xray, tmp_path, monkeypatch
 def test_cache_keeps_arrays_written_in_place(tmp_path, writable):
     def build(directory):
         if writable:  # a writable memory map: its pages must reach the file
-            x = np.lib.format.open_memmap(directory / "x.npy", mode="w+", dtype=np.uint8,
-                                          shape=(4, 3))
+            x = np.lib.format.open_memmap(
+                directory / "x.npy", mode="w+", dtype=np.uint8, shape=(4, 3)
+            )
             x[:] = np.arange(12).reshape(4, 3)
             return {"x": x, "y": np.arange(4)}
         np.save(directory / "x.npy", np.arange(12, dtype=np.uint8).reshape(4, 3))
@@ -249,6 +265,7 @@ def test_cache_keeps_arrays_written_in_place(tmp_path, writable):
 
 
 # ---- through data=real ---------------------------------------------------------------------
+
 
 def real_config(tmp_path, directory):
     cfg = config.RealDataConfig(cache_dir=str(tmp_path / "cache"))
@@ -288,17 +305,22 @@ def test_another_csv_is_another_entry(xray, tmp_path):
     csv_file.write_text(csv_file.read_text().replace(",Hernia,", ",Mass,", 1))
     entry2, _ = real.prepare("densenet", "chestxray14", cfg)
     assert entry2 != entry and entry.is_dir() and entry2.is_dir()
-    assert load(entry2, "test_y")[:, chestxray14.LABELS.index("Mass")].sum() == \
-        load(entry, "test_y")[:, chestxray14.LABELS.index("Mass")].sum() + 1
+    assert (
+        load(entry2, "test_y")[:, chestxray14.LABELS.index("Mass")].sum()
+        == load(entry, "test_y")[:, chestxray14.LABELS.index("Mass")].sum() + 1
+    )
 
 
 def test_the_setting_arrives_typed_from_the_config():
     config.register()
     with initialize_config_dir(config_dir=str(bench.conf_dir()), version_base="1.3"):
         default = OmegaConf.to_object(compose(config_name="config", overrides=["data=real"]))
-        given = OmegaConf.to_object(compose(
-            config_name="config",
-            overrides=["data=real", "data.chestxray14.directory=/data/ChestX-ray14"]))
+        given = OmegaConf.to_object(
+            compose(
+                config_name="config",
+                overrides=["data=real", "data.chestxray14.directory=/data/ChestX-ray14"],
+            )
+        )
     assert type(default.data.chestxray14) is config.DirectoryConfig
     assert default.data.chestxray14.directory is None
     assert given.data.chestxray14.directory == "/data/ChestX-ray14"
@@ -312,8 +334,16 @@ def test_the_cli_prepares_once_then_a_run_trains_on_it(xray, run_bench, tmp_path
     prepared = run_bench("prepare", "task=densenet", "data=real", where, "task.image_size=32")
     assert prepared.returncode == 0, prepared.output
     assert "prepare densenet data=real: " in prepared.output
-    run = run_bench("framework=fake", "task=densenet", "data=real", where, "preset=smoke",
-                    "task.batch_size=4", "preset.epochs=1", "task.image_size=32")
+    run = run_bench(
+        "framework=fake",
+        "task=densenet",
+        "data=real",
+        where,
+        "preset=smoke",
+        "task.batch_size=4",
+        "preset.epochs=1",
+        "task.image_size=32",
+    )
     assert run.result["status"] == "ok", run.output
     # the mean ROC-AUC over the labels both present and absent among the few test images
     assert run.result["accuracy_metric"] == "mean_roc_auc" and 0 <= run.result["accuracy"] <= 1
@@ -327,8 +357,13 @@ def test_the_images_are_stored_in_proportion_to_the_crop(xray, run_bench):
     data does), each size its own cache entry: training crops and evaluation resizes images
     of the same proportions at every size."""
     directory, _ = xray
-    prepared = run_bench("prepare", "task=densenet", "data=real",
-                         f"data.chestxray14.directory={directory}", "task.image_size=112,32")
+    prepared = run_bench(
+        "prepare",
+        "task=densenet",
+        "data=real",
+        f"data.chestxray14.directory={directory}",
+        "task.image_size=112,32",
+    )
     assert prepared.returncode == 0, prepared.output
     entries = re.findall(r"^prepare densenet data=real: .* in (.+)$", prepared.output, re.M)
     assert len(entries) == 2, prepared.output
@@ -340,37 +375,58 @@ def test_the_images_are_stored_in_proportion_to_the_crop(xray, run_bench):
 
 # ---- what is refused, and what to do -------------------------------------------------------
 
+
 def header_only_png(path, width, height):
     """A PNG whose header declares width x height 8-bit grayscale pixels: Pillow reads the size
     from the header and refuses an image over its pixel limit before decoding anything."""
+
     def chunk(kind, data):
-        return (struct.pack(">I", len(data)) + kind + data
-                + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF))
+        return (
+            struct.pack(">I", len(data))
+            + kind
+            + data
+            + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
+        )
 
     header = struct.pack(">IIBBBBB", width, height, 8, 0, 0, 0, 0)
-    path.write_bytes(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header)
-                     + chunk(b"IDAT", zlib.compress(b"")) + chunk(b"IEND", b""))
+    path.write_bytes(
+        b"\x89PNG\r\n\x1a\n"
+        + chunk(b"IHDR", header)
+        + chunk(b"IDAT", zlib.compress(b""))
+        + chunk(b"IEND", b"")
+    )
 
 
-@pytest.mark.parametrize("damage", ["an image over Pillow's pixel limit",
-                                    "a CSV field over the csv module's limit"])
+@pytest.mark.parametrize(
+    "damage", ["an image over Pillow's pixel limit", "a CSV field over the csv module's limit"]
+)
 def test_what_pillow_or_csv_refuses_is_one_line(xray, run_bench, own_cache, damage):
     directory, _ = xray
     env, _ = own_cache  # the CSV alone names an entry: a shared cache may hold this one
     if damage.startswith("an image"):
         bomb = next(directory.rglob("00000075_001.png"))
         header_only_png(bomb, 20000, 20000)  # 400 million pixels
-        expected = (f"{bomb} is not one of ChestX-ray14's images (1024 x 1024): Image size "
-                    f"(400000000 pixels) exceeds limit")
+        expected = (
+            f"{bomb} is not one of ChestX-ray14's images (1024 x 1024): Image size "
+            f"(400000000 pixels) exceeds limit"
+        )
     else:
         csv_file = directory / chestxray14.CSV_NAME
         lines = csv_file.read_text().splitlines()
         lines[3] = lines[3].replace(",058Y,", f",{'9' * 200_000},", 1)
         csv_file.write_text("\n".join(lines) + "\n")
-        expected = (f"{csv_file} is not NIH's {chestxray14.CSV_NAME}: line 4: field larger "
-                    f"than field limit (131072)")
-    run = run_bench("prepare", "task=densenet", "data=real",
-                    f"data.chestxray14.directory={directory}", "task.image_size=32", env=env)
+        expected = (
+            f"{csv_file} is not NIH's {chestxray14.CSV_NAME}: line 4: field larger "
+            f"than field limit (131072)"
+        )
+    run = run_bench(
+        "prepare",
+        "task=densenet",
+        "data=real",
+        f"data.chestxray14.directory={directory}",
+        "task.image_size=32",
+        env=env,
+    )
     assert run.returncode == 1 and "Traceback" not in run.output, run.output
     assert f"prepare densenet data=real: {expected}" in run.output, run.output
 
@@ -434,20 +490,30 @@ def test_unknown_finding(tmp_path):
     make_fixture(directory)
     csv_file = directory / chestxray14.CSV_NAME
     csv_file.write_text(csv_file.read_text().replace("Mass|Nodule", "Mass|Nodulle"))
-    with pytest.raises(DataError, match=r"line \d+ \(00000007_002\.png\): unknown finding "
-                                        r"'Nodulle'; known: Atelectasis"):
+    with pytest.raises(
+        DataError,
+        match=r"line \d+ \(00000007_002\.png\): unknown finding "
+        r"'Nodulle'; known: Atelectasis",
+    ):
         chestxray14.prepare(directory, tmp_path / "entry", SIZE)
 
 
-@pytest.mark.parametrize("header,missing", [
-    (HEADER.replace("Patient ID", "Patient"), "'Patient ID'"),
-    (HEADER.replace("Finding Labels", "Labels"), "'Finding Labels'"),
-    ("filename,label,patient,x,y,z,w,a,b,c,d,", "'Image Index', 'Finding Labels'")])
+@pytest.mark.parametrize(
+    "header,missing",
+    [
+        (HEADER.replace("Patient ID", "Patient"), "'Patient ID'"),
+        (HEADER.replace("Finding Labels", "Labels"), "'Finding Labels'"),
+        ("filename,label,patient,x,y,z,w,a,b,c,d,", "'Image Index', 'Finding Labels'"),
+    ],
+)
 def test_a_csv_with_other_columns(tmp_path, header, missing):
     directory = tmp_path / "x"
     make_fixture(directory, header=header)
-    with pytest.raises(DataError, match=rf"not NIH's Data_Entry_2017\.csv: it has no column "
-                                        rf"{missing}"):
+    with pytest.raises(
+        DataError,
+        match=rf"not NIH's Data_Entry_2017\.csv: it has no column "
+        rf"{missing}",
+    ):
         chestxray14.prepare(directory, tmp_path / "entry", SIZE)
 
 

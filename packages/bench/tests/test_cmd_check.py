@@ -1,6 +1,7 @@
 """`python -m bench check`: a bundle fit to rank is VALID; each written rule, broken by real
 runs of the numpy stand-in (or, for the schema, one of their files damaged), makes it
 INVALID with that rule named (bench.report.fitness)."""
+
 import json
 import re
 
@@ -11,17 +12,20 @@ from locked_env import install_by_hand
 def invalid_rules(output):
     """The rule names the INVALID lines give."""
     return set(re.findall(r"^ {11}(\w+): ", output, re.M)) | (
-        {"schema"} if re.search(r"^INVALID .*: schema: ", output, re.M) else set())
+        {"schema"} if re.search(r"^INVALID .*: schema: ", output, re.M) else set()
+    )
 
 
 def test_a_bundle_that_meets_every_rule_is_valid(fit_bundle):
     done = fit_bundle.bench("check", *SPREAD, fit_bundle.cwd / "bundle")
     assert done.returncode == 0, done.stdout + done.stderr
-    assert re.search(r"^VALID +fake cnn cpu fp32 preset=smoke on .* \(3 runs\)$", done.stdout,
-                     re.M), done.stdout
+    assert re.search(
+        r"^VALID +fake cnn cpu fp32 preset=smoke on .* \(3 runs\)$", done.stdout, re.M
+    ), done.stdout
     assert "1 of 1 configurations valid" in done.stdout
-    data = json.loads(fit_bundle.bench("check", *SPREAD, fit_bundle.cwd / "bundle",
-                                       "--json").stdout)
+    data = json.loads(
+        fit_bundle.bench("check", *SPREAD, fit_bundle.cwd / "bundle", "--json").stdout
+    )
     assert data["valid"] and data["configurations"][0]["broken"] == []
 
 

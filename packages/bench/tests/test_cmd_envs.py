@@ -1,4 +1,5 @@
 """`python -m bench envs`: which environments exist here and how to build the others."""
+
 import json
 import re
 import sys
@@ -22,8 +23,9 @@ def test_envs_says_which_environments_exist_and_how_to_build_the_others(run_benc
     assert {d["dependency"] for d in data["system"]} >= {"mpi", "r", "python3.6", "chromium"}
 
 
-def test_envs_and_a_run_say_when_an_environment_drifts_from_its_lock(run_bench, bench_env,
-                                                                      tmp_path):
+def test_envs_and_a_run_say_when_an_environment_drifts_from_its_lock(
+    run_bench, bench_env, tmp_path
+):
     env, site = locked_environment(bench_env)
     run = run_bench("envs", "--refresh", env=env)
     assert run.returncode == 0, run.output
@@ -36,9 +38,11 @@ def test_envs_and_a_run_say_when_an_environment_drifts_from_its_lock(run_bench, 
     # a package installed by hand, beside the lock
     install_by_hand(site)
     run = run_bench("envs", env=env)  # not --refresh: the environment's change is seen
-    assert re.search(r"^fake +drifted from locks/fake\.txt: \+handmade-tool 1\.0$", run.output,
-                     re.M), run.output
+    assert re.search(
+        r"^fake +drifted from locks/fake\.txt: \+handmade-tool 1\.0$", run.output, re.M
+    ), run.output
     done = run_bench("framework=fake", "task=cnn", "preset=smoke", env=env)
     assert done.result["environment"]["status"] == "drifted"
     assert done.result["environment"]["drift"] == [
-        {"name": "handmade-tool", "locked": None, "installed": "1.0"}]
+        {"name": "handmade-tool", "locked": None, "installed": "1.0"}
+    ]

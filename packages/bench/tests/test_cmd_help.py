@@ -1,6 +1,7 @@
 """The command line a newcomer meets, through `python -m bench` in a subprocess: the help, the
 version, a misspelt sub-command, every sub-command's help, and the run's key=value spelling
 that sub-commands take too."""
+
 import re
 import subprocess
 import sys
@@ -20,8 +21,7 @@ def test_help_lists_every_sub_command_and_a_few_recipes(run_bench):
     assert len(run.output.splitlines()) < 40  # a screen, not Hydra's config dump
 
 
-def test_run_help_is_the_axes_and_common_overrides_without_hydra(run_bench, bench_env,
-                                                                  tmp_path):
+def test_run_help_is_the_axes_and_common_overrides_without_hydra(run_bench, bench_env, tmp_path):
     run = run_bench("run", "--help")
     assert run.returncode == 0, run.output
     assert run.output.startswith("usage: python -m bench [run] [key=value ...]"), run.output
@@ -31,9 +31,14 @@ def test_run_help_is_the_axes_and_common_overrides_without_hydra(run_bench, benc
     assert "powered by Hydra" not in run.output and len(run.output.splitlines()) < 45
     assert max(map(len, run.output.splitlines())) <= 100
     # read from conf/ alone: Hydra is not even imported
-    timed = subprocess.run([sys.executable, "-X", "importtime", "-m", "bench", "run", "--help"],
-                           cwd=tmp_path, env=bench_env, capture_output=True, text=True,
-                           timeout=120)
+    timed = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "bench", "run", "--help"],
+        cwd=tmp_path,
+        env=bench_env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert timed.returncode == 0 and not re.search(r"\| +(hydra|omegaconf)\b", timed.stderr)
     assert run_bench("task=rnn", "-h").output == run.output
     dump = run_bench("run", "--hydra-help")
@@ -73,9 +78,15 @@ def test_every_sub_command_has_one_help_style(run_bench, name):
 
 
 def test_help_piped_into_head_ends_quietly(bench_env, tmp_path):
-    proc = subprocess.Popen(f"{sys.executable} -m bench report --help | head -2", shell=True,
-                            cwd=tmp_path, env=bench_env, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        f"{sys.executable} -m bench report --help | head -2",
+        shell=True,
+        cwd=tmp_path,
+        env=bench_env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     out, err = proc.communicate(timeout=120)
     assert len(out.splitlines()) == 2 and "Traceback" not in err and "BrokenPipe" not in err, err
 

@@ -2,6 +2,7 @@
 baseline rule; refused, naming what differs, where the checkout, the config or the packages
 are not those that ran (real runs of the numpy stand-in, from a clean git checkout and a
 lock-built environment: tests/fit_bundle.py)."""
+
 import json
 import os
 import subprocess
@@ -14,13 +15,15 @@ CHANGE = ("--min-change", "1.0")
 
 
 def test_a_result_run_again_on_its_machine_is_the_same(fit_bundle, tmp_path):
-    done = fit_bundle.bench("reproduce", *fit_bundle.results, "--repeats", "2", *CHANGE,
-                            "--out", tmp_path / "again")
+    done = fit_bundle.bench(
+        "reproduce", *fit_bundle.results, "--repeats", "2", *CHANGE, "--out", tmp_path / "again"
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     assert "reproduce: fake cnn cpu fp32 preset=smoke: same within noise" in done.stdout
     assert "2 runs now against 3" in done.stdout
-    again = [json.loads((tmp_path / "again" / f"run-{k}" / "result.json").read_text())
-             for k in (1, 2)]
+    again = [
+        json.loads((tmp_path / "again" / f"run-{k}" / "result.json").read_text()) for k in (1, 2)
+    ]
     recorded = json.loads(fit_bundle.results[0].read_text())
     assert [r["overrides"] for r in again] == [recorded["overrides"]] * 2
     assert all(r["environment"]["status"] == "locked" for r in again)
@@ -28,24 +31,40 @@ def test_a_result_run_again_on_its_machine_is_the_same(fit_bundle, tmp_path):
 
 def test_a_run_slowed_on_purpose_is_slower(fit_bundle, tmp_path):
     slowed = dict(fit_bundle.env, FAKE_EXTRA_DELAY_MS="400")
-    done = fit_bundle.bench("reproduce", *fit_bundle.results, "--repeats", "1", *CHANGE,
-                            "--out", tmp_path / "again", env=slowed)
+    done = fit_bundle.bench(
+        "reproduce",
+        *fit_bundle.results,
+        "--repeats",
+        "1",
+        *CHANGE,
+        "--out",
+        tmp_path / "again",
+        env=slowed,
+    )
     assert done.returncode == 1, done.stdout + done.stderr
     assert "reproduce: fake cnn cpu fp32 preset=smoke: slower: " in done.stdout
 
 
 def test_another_commit_or_other_packages_are_refused_by_name(fit_bundle, tmp_path):
     commit = json.loads(fit_bundle.results[0].read_text())["host"]["git_commit"]
-    git = dict(os.environ, GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@example.org",
-               GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@example.org")
-    subprocess.run(["git", "commit", "-q", "--allow-empty", "-m", "two"],
-                   cwd=fit_bundle.project, env=git, check=True)
+    git = dict(
+        os.environ,
+        GIT_AUTHOR_NAME="t",
+        GIT_AUTHOR_EMAIL="t@example.org",
+        GIT_COMMITTER_NAME="t",
+        GIT_COMMITTER_EMAIL="t@example.org",
+    )
+    subprocess.run(
+        ["git", "commit", "-q", "--allow-empty", "-m", "two"],
+        cwd=fit_bundle.project,
+        env=git,
+        check=True,
+    )
     install_by_hand(fit_bundle.site, "newer_tool", "3.0")
     try:
         done = fit_bundle.bench("reproduce", fit_bundle.results[0], "--out", tmp_path / "x")
     finally:
-        subprocess.run(["git", "reset", "-q", "--hard", commit], cwd=fit_bundle.project,
-                       check=True)
+        subprocess.run(["git", "reset", "-q", "--hard", commit], cwd=fit_bundle.project, check=True)
         for info in fit_bundle.site.glob("newer_tool-*"):
             for file in info.iterdir():
                 file.unlink()

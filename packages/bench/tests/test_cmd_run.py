@@ -1,4 +1,5 @@
 """End to end through `python -m bench` in a subprocess, with real worker processes."""
+
 import json
 import subprocess
 import sys
@@ -125,8 +126,10 @@ def test_init_is_recorded_and_neutral_needs_the_weight_protocol(run_bench):
     assert neutral.returncode == 1
     r = neutral.result
     assert (r["status"], r["config"]["init"]["name"]) == ("failed", "neutral")
-    assert ("init=neutral loads weights through the weight protocol, which fake lacks "
-            "(bench_fake.tensors, bench_fake.rnn.slots)") in r["error"]
+    assert (
+        "init=neutral loads weights through the weight protocol, which fake lacks "
+        "(bench_fake.tensors, bench_fake.rnn.slots)"
+    ) in r["error"]
     bad = run_bench(*FAST, "init=random")
     assert bad.returncode != 0 and "init" in bad.output
 
@@ -147,8 +150,9 @@ def init_file_with_a_large_unknown_member(path, mib):
             with archive.open(name + ".npy", "w") as member:
                 np.lib.format.write_array(member, value)
         with archive.open("junk.npy", "w", force_zip64=True) as member:
-            np.lib.format.write_array_header_1_0(member, {"descr": "<f4", "fortran_order": False,
-                                                          "shape": (count,)})
+            np.lib.format.write_array_header_1_0(
+                member, {"descr": "<f4", "fortran_order": False, "shape": (count,)}
+            )
             zeros = bytes(16 << 20)
             for _ in range(mib // 16):
                 member.write(zeros)
@@ -161,17 +165,37 @@ def test_init_file_reads_the_names_before_any_array(bench_env, tmp_path):
     init_file_with_a_large_unknown_member(path, mib=256)
     assert path.stat().st_size < 32 << 20
     # an intermediary whose only child is the orchestrator: its children's peak is that one's
-    measure = ("import resource, subprocess, sys; code = subprocess.call(sys.argv[1:]); "
-               "print('peak KiB', resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss); "
-               "sys.exit(code)")
-    proc = subprocess.run([sys.executable, "-c", measure, sys.executable, "-m", "bench", *FAST,
-                           "task=cnn", "init=file", f"init.path={path}"], cwd=tmp_path,
-                          env=bench_env, capture_output=True, text=True, timeout=300)
+    measure = (
+        "import resource, subprocess, sys; code = subprocess.call(sys.argv[1:]); "
+        "print('peak KiB', resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss); "
+        "sys.exit(code)"
+    )
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            measure,
+            sys.executable,
+            "-m",
+            "bench",
+            *FAST,
+            "task=cnn",
+            "init=file",
+            f"init.path={path}",
+        ],
+        cwd=tmp_path,
+        env=bench_env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     output = proc.stdout + proc.stderr
     assert proc.returncode == 1 and "Traceback" not in output, output
     result = json.loads(open(output.split("result: ")[1].split()[0]).read())
-    assert result["error"] == (f"init=file: {path}: 1 weights are not in cnn's neutral layout, "
-                               f"e.g. ['junk'] (see bench_shared.weights.layout)")
+    assert result["error"] == (
+        f"init=file: {path}: 1 weights are not in cnn's neutral layout, "
+        f"e.g. ['junk'] (see bench_shared.weights.layout)"
+    )
     assert "worker" not in result  # refused before a worker started
     peak_mib = int(output.split("peak KiB ")[1].split()[0]) / 1024
     assert peak_mib < 192, f"the orchestrator peaked at {peak_mib:.0f} MiB"
@@ -184,16 +208,22 @@ def test_init_file_is_refused_up_front_in_one_line(run_bench, tmp_path, damage):
     if damage == "a text file":
         path = tmp_path / "weights.txt"
         path.write_text("conv1.weight 0.1 0.2\n")
-        says = (f"init=file: {path} is not a weights .npz (File is not a zip file): init=file "
-                f"takes an .npz of arrays in the neutral layout")
+        says = (
+            f"init=file: {path} is not a weights .npz (File is not a zip file): init=file "
+            f"takes an .npz of arrays in the neutral layout"
+        )
     elif damage == "int64":
         given["dense2.bias"] = np.zeros(given["dense2.bias"].shape, np.int64)
-        says = (f"init=file: {path}: dense2.bias holds int64 values; weights are floating "
-                f"point (float32)")
+        says = (
+            f"init=file: {path}: dense2.bias holds int64 values; weights are floating "
+            f"point (float32)"
+        )
     else:
         given["conv2.weight"].flat[[3, 7]] = np.nan if damage == "NaN" else np.inf
-        says = (f"init=file: {path}: conv2.weight has 2 non-finite values (NaN or infinity) "
-                f"among {given['conv2.weight'].size}; initial weights must be finite")
+        says = (
+            f"init=file: {path}: conv2.weight has 2 non-finite values (NaN or infinity) "
+            f"among {given['conv2.weight'].size}; initial weights must be finite"
+        )
     if damage != "a text file":
         np.savez(path, **given)
     run = run_bench(*FAST, "task=cnn", "init=file", f"init.path={path}")

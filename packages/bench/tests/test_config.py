@@ -1,4 +1,5 @@
 """The configs through Hydra's Compose API: typed, SPEC's defaults, typos rejected."""
+
 import dataclasses
 
 import pytest
@@ -18,8 +19,10 @@ def compose_typed(*overrides):
     return OmegaConf.to_object(cfg)
 
 
-@pytest.mark.parametrize("task,schema", [("cnn", config.CnnTask), ("rnn", config.RnnTask),
-                                         ("resnet50", config.Resnet50Task)])
+@pytest.mark.parametrize(
+    "task,schema",
+    [("cnn", config.CnnTask), ("rnn", config.RnnTask), ("resnet50", config.Resnet50Task)],
+)
 def test_each_task_arrives_as_its_own_dataclass(task, schema):
     cfg = compose_typed(f"task={task}")
     assert type(cfg) is config.Config
@@ -36,13 +39,21 @@ def test_defaults_follow_spec():
     assert (cnn.optimizer.name, cnn.optimizer.lr, cnn.optimizer.momentum) == ("sgd", 0.01, 0.9)
     rnn = compose_typed("task=rnn").task
     assert (rnn.epochs, rnn.batch_size, rnn.optimizer.name) == (3, 64, "adam")
-    assert (rnn.optimizer.lr, rnn.optimizer.beta1, rnn.optimizer.beta2, rnn.optimizer.eps) == \
-        (0.001, 0.9, 0.999, 1e-8)
+    assert (rnn.optimizer.lr, rnn.optimizer.beta1, rnn.optimizer.beta2, rnn.optimizer.eps) == (
+        0.001,
+        0.9,
+        0.999,
+        1e-8,
+    )
     resnet = compose_typed("task=resnet50").task
     assert resnet.batch_size * resnet.num_batches == 1280 and resnet.warmup_passes == 1
     cfg = compose_typed()
-    assert (cfg.task.name, cfg.device.name, cfg.precision.name, cfg.preset.name) == \
-        ("cnn", "cpu", "fp32", "full")
+    assert (cfg.task.name, cfg.device.name, cfg.precision.name, cfg.preset.name) == (
+        "cnn",
+        "cpu",
+        "fp32",
+        "full",
+    )
 
 
 def test_presets_shrink_without_changing_the_task():
@@ -55,20 +66,33 @@ def test_presets_shrink_without_changing_the_task():
     assert benchmark.effective_task(quick)["num_batches"] == quick.preset.inference_batches
 
 
-@pytest.mark.parametrize("override", ["task.epochz=3", "task.epochs=ten", "device.index=x",
-                                      "task=cnn_v2", "preset.train_examples=many",
-                                      "framework.options.new_switch=1", "bogus=1"])
+@pytest.mark.parametrize(
+    "override",
+    [
+        "task.epochz=3",
+        "task.epochs=ten",
+        "device.index=x",
+        "task=cnn_v2",
+        "preset.train_examples=many",
+        "framework.options.new_switch=1",
+        "bogus=1",
+    ],
+)
 def test_unknown_keys_and_bad_values_are_errors(override):
     with pytest.raises(ConfigCompositionException):
         compose_typed(override)
 
 
 def test_option_types_come_from_the_declared_defaults():
-    cfg = compose_typed("framework=torch", "framework.options.compile=true",
-                        "framework.options.threads=4")
+    cfg = compose_typed(
+        "framework=torch", "framework.options.compile=true", "framework.options.threads=4"
+    )
     assert cfg.framework.options["compile"] is True and cfg.framework.options["threads"] == 4
-    for bad in ("framework.options.compile=maybe", "framework.options.threads=1.5",
-                "framework.options.threads=four"):
+    for bad in (
+        "framework.options.compile=maybe",
+        "framework.options.threads=1.5",
+        "framework.options.threads=four",
+    ):
         with pytest.raises(ConfigCompositionException):
             compose_typed("framework=torch", bad)
 
@@ -78,9 +102,11 @@ def test_tuning_candidates_are_typed_like_their_options():
     assert cfg.framework.tuning.options["threads"] == [1, 2]
     assert type(cfg.framework.tuning.options) is dict  # plain data, options without candidates
     assert "tf32" not in cfg.framework.tuning.options  # left out
-    for bad in ("framework.tuning.options.compile=[maybe]",
-                "framework.tuning.options.new_switch=[1]",
-                "framework.tuning.options.threads=four"):
+    for bad in (
+        "framework.tuning.options.compile=[maybe]",
+        "framework.tuning.options.new_switch=[1]",
+        "framework.tuning.options.threads=four",
+    ):
         with pytest.raises(ConfigCompositionException):
             compose_typed("framework=torch", bad)
 
@@ -104,8 +130,9 @@ def test_the_runtime_run_schema_agrees_with_the_task_schema(task):
     composed = dataclasses.asdict(compose_typed(f"task={task}").task)
     composed["description"] = ""
     assert contract.task_config(task) == composed
-    run = benchmark.worker_run(compose_typed(f"task={task}", "framework=torch"),
-                         {"arrays": {}, "limits": {}})
+    run = benchmark.worker_run(
+        compose_typed(f"task={task}", "framework=torch"), {"arrays": {}, "limits": {}}
+    )
     assert set(contract.RUN_FIELDS) <= set(run)
     assert set(run) <= set(contract.RUN_FIELDS) | set(contract.OPTIONAL_RUN_FIELDS)
     assert ("quality_target" in run) == (task != "resnet50")
@@ -133,21 +160,28 @@ def test_a_task_may_narrow_the_precisions_of_its_device():
     cfg = compose_typed("framework=torch", "task=rnn", "precision=bf16", narrow)
     with pytest.raises(bench.errors.UnsupportedError) as refused:
         capabilities.check(cfg)
-    assert str(refused.value) == ("precision=bf16 is not supported by framework=torch for "
-                                  "task=rnn on device=cpu; supported there: fp32")
+    assert str(refused.value) == (
+        "precision=bf16 is not supported by framework=torch for "
+        "task=rnn on device=cpu; supported there: fp32"
+    )
 
 
 def test_a_refused_task_says_why_where_the_framework_declares_it():
-    narrow = ["framework.capabilities.tasks=[resnet50]",
-              "framework.capabilities.tasks_reason='an inference runtime'"]
+    narrow = [
+        "framework.capabilities.tasks=[resnet50]",
+        "framework.capabilities.tasks_reason='an inference runtime'",
+    ]
     with pytest.raises(bench.errors.UnsupportedError) as refused:
         capabilities.check(compose_typed("framework=torch", "task=cnn", *narrow))
-    assert str(refused.value) == ("task=cnn is not supported by framework=torch (an inference "
-                                  "runtime); supported tasks: resnet50")
+    assert str(refused.value) == (
+        "task=cnn is not supported by framework=torch (an inference "
+        "runtime); supported tasks: resnet50"
+    )
     with pytest.raises(bench.errors.UnsupportedError) as refused:
         capabilities.check(compose_typed("framework=torch", "task=cnn", narrow[0]))
-    assert str(refused.value) == ("task=cnn is not supported by framework=torch; supported "
-                                  "tasks: resnet50")
+    assert str(refused.value) == (
+        "task=cnn is not supported by framework=torch; supported tasks: resnet50"
+    )
 
 
 def test_a_refused_precision_says_why_where_the_framework_declares_it():
@@ -155,22 +189,36 @@ def test_a_refused_precision_says_why_where_the_framework_declares_it():
     with pytest.raises(bench.errors.UnsupportedError) as refused:
         capabilities.check(cfg)
     reason = cfg.framework.capabilities.precisions_reason["bf16"]
-    assert str(refused.value) == (f"precision=bf16 is not supported by framework=onnxruntime on "
-                                  f"device=cpu ({reason}); supported there: fp32, int8")
+    assert str(refused.value) == (
+        f"precision=bf16 is not supported by framework=onnxruntime on "
+        f"device=cpu ({reason}); supported there: fp32, int8"
+    )
     assert "\n" not in str(refused.value)
 
 
 def test_a_quantized_precision_is_for_inference_tasks_only():
     """int8 is post-training quantization: a training task at int8 is refused in one line that
     names the inference tasks, whatever the framework declares."""
-    cfg = compose_typed("framework=torch", "task=cnn", "precision=int8",
-                        "framework.capabilities.precisions={cpu: [fp32, int8]}")
+    cfg = compose_typed(
+        "framework=torch",
+        "task=cnn",
+        "precision=int8",
+        "framework.capabilities.precisions={cpu: [fp32, int8]}",
+    )
     with pytest.raises(bench.errors.UnsupportedError) as refused:
         capabilities.check(cfg)
-    assert str(refused.value) == ("precision=int8 quantizes a trained model for inference: "
-                                  "task=cnn trains; inference tasks: resnet50")
-    capabilities.check(compose_typed("framework=torch", "task=resnet50", "precision=int8",
-                                     "framework.capabilities.precisions={cpu: [fp32, int8]}"))
+    assert str(refused.value) == (
+        "precision=int8 quantizes a trained model for inference: "
+        "task=cnn trains; inference tasks: resnet50"
+    )
+    capabilities.check(
+        compose_typed(
+            "framework=torch",
+            "task=resnet50",
+            "precision=int8",
+            "framework.capabilities.precisions={cpu: [fp32, int8]}",
+        )
+    )
 
 
 def test_every_precision_has_its_config_and_tolerances():

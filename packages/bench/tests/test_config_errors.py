@@ -1,5 +1,6 @@
 """Config errors through the command line, in the project's words: one line naming the
 closest valid key or option and what is valid, exit status 2, nothing run."""
+
 import pytest
 
 FAST = ["framework=fake", "preset=smoke"]
@@ -10,8 +11,7 @@ def one_line_refusal(run):
     assert run.returncode == 2, run.output
     assert not (run.cwd / "results").exists(), run.output
     lines = run.output.strip().splitlines()
-    assert len(lines) == 1 and lines[0].split(": ")[0] in ("bench", "tune", "prepare"), \
-        run.output
+    assert len(lines) == 1 and lines[0].split(": ")[0] in ("bench", "tune", "prepare"), run.output
     return lines[0]
 
 
@@ -23,57 +23,100 @@ def test_schemas_are_not_offered_as_options(run_bench):
     assert "framework has no option 'framework_schema'" in line and ", fake, " in line
 
 
-@pytest.mark.parametrize("args, expected", [
-    # Hydra: "Could not override 'precison'. To append to your config use +precison=bf16"
-    (["precison=bf16"], "precison=bf16: precison is not a key of the config; did you mean "
-                        "precision? (keys of the config: task, framework, device, precision,"),
-    # Hydra: its config search path, no suggestion
-    (["task=cnnn"], "task=cnnn: task has no option 'cnnn'; did you mean task=cnn? (task: cnn, "
-                    "densenet, resnet50, rnn)"),
-    (["framework=pytorch"], "framework=pytorch: framework has no option 'pytorch'; did you mean "
-                            "framework=torch? (framework: chainer, chainer_ideep, cntk, fake,"),
-    (["task=CNN"], "did you mean task=cnn?"),
-    (["precision=fp64"], "precision has no option 'fp64'; did you mean precision=fp16? "
-                         "(precision: bf16, fp16, fp32"),
-    (["task.epochz=3"], "task.epochz=3: task.epochz is not a key of the config with task=cnn; "
-                        "did you mean task.epochs? (keys of task: name, kind,"),
-    (["framework.options.dela_ms=5"], "did you mean framework.options.delay_ms? (keys of "
-                                      "framework.options: fault, fault_rank, lr, delay_ms"),
-    (["+task.epochs=3"], "+task.epochs=3: task.epochs is a key of the config already: set it "
-                         "without '+' (task.epochs=3)"),
-    # a value of the wrong type: Hydra's words, in one line
-    (["task.epochs=abc"], "task.epochs=abc: Value 'abc' of type 'str' could not be converted "
-                          "to Integer"),
-    (["seed=[1"], "seed=[1: not an override Hydra can read"),
-    (["=cnn"], "=cnn: an override is key=value, and this one has no key"),
-    # Hydra: "Ambiguous value for argument", three numbered lines
-    (["task=cnn,rnn"], "task=cnn,rnn: a list of values is a sweep: add -m (python -m bench -m "
-                       "task=cnn,rnn ...)"),
-    # a sweep whose second task lacks the key: refused before its first job runs
-    (["-m", "task=cnn,resnet50", "task.epochs=2"],
-     "task.epochs=2: task.epochs is not a key of the config with task=resnet50"),
-    (["-m", "task=cnn,rnnn"], "task=rnnn: task has no option 'rnnn'; did you mean task=rnn?"),
-])
-def test_a_config_error_is_one_line_with_the_closest_valid_key_and_exit_2(run_bench, args,
-                                                                          expected):
+@pytest.mark.parametrize(
+    "args, expected",
+    [
+        # Hydra: "Could not override 'precison'. To append to your config use +precison=bf16"
+        (
+            ["precison=bf16"],
+            "precison=bf16: precison is not a key of the config; did you mean "
+            "precision? (keys of the config: task, framework, device, precision,",
+        ),
+        # Hydra: its config search path, no suggestion
+        (
+            ["task=cnnn"],
+            "task=cnnn: task has no option 'cnnn'; did you mean task=cnn? (task: cnn, "
+            "densenet, resnet50, rnn)",
+        ),
+        (
+            ["framework=pytorch"],
+            "framework=pytorch: framework has no option 'pytorch'; did you mean "
+            "framework=torch? (framework: chainer, chainer_ideep, cntk, fake,",
+        ),
+        (["task=CNN"], "did you mean task=cnn?"),
+        (
+            ["precision=fp64"],
+            "precision has no option 'fp64'; did you mean precision=fp16? "
+            "(precision: bf16, fp16, fp32",
+        ),
+        (
+            ["task.epochz=3"],
+            "task.epochz=3: task.epochz is not a key of the config with task=cnn; "
+            "did you mean task.epochs? (keys of task: name, kind,",
+        ),
+        (
+            ["framework.options.dela_ms=5"],
+            "did you mean framework.options.delay_ms? (keys of "
+            "framework.options: fault, fault_rank, lr, delay_ms",
+        ),
+        (
+            ["+task.epochs=3"],
+            "+task.epochs=3: task.epochs is a key of the config already: set it "
+            "without '+' (task.epochs=3)",
+        ),
+        # a value of the wrong type: Hydra's words, in one line
+        (
+            ["task.epochs=abc"],
+            "task.epochs=abc: Value 'abc' of type 'str' could not be converted to Integer",
+        ),
+        (["seed=[1"], "seed=[1: not an override Hydra can read"),
+        (["=cnn"], "=cnn: an override is key=value, and this one has no key"),
+        # Hydra: "Ambiguous value for argument", three numbered lines
+        (
+            ["task=cnn,rnn"],
+            "task=cnn,rnn: a list of values is a sweep: add -m (python -m bench -m "
+            "task=cnn,rnn ...)",
+        ),
+        # a sweep whose second task lacks the key: refused before its first job runs
+        (
+            ["-m", "task=cnn,resnet50", "task.epochs=2"],
+            "task.epochs=2: task.epochs is not a key of the config with task=resnet50",
+        ),
+        (["-m", "task=cnn,rnnn"], "task=rnnn: task has no option 'rnnn'; did you mean task=rnn?"),
+    ],
+)
+def test_a_config_error_is_one_line_with_the_closest_valid_key_and_exit_2(
+    run_bench, args, expected
+):
     line = one_line_refusal(run_bench(*FAST, *args))
     assert expected in line, line
     assert "Config search path" not in line and "HYDRA_FULL_ERROR" not in line
 
 
-@pytest.mark.parametrize("args, expected", [
-    (["tune", "framework=fake", "task=cnnn"], "tune: task=cnnn: task has no option 'cnnn'; did "
-                                              "you mean task=cnn?"),
-    (["tune", "framework=pytorch", "task=rnn"], "tune: framework=pytorch: framework has no "
-                                                "option 'pytorch'; did you mean framework=torch?"),
-    (["tune", "framework=fake", "task=rnn,cnn"], "tune: task=rnn,cnn: one value only here"),
-    (["tune", "framework=fake", "task=rnn", "task.epochs=abc"], "tune: Error merging override "
-                                                                "task.epochs=abc: Value 'abc'"),
-    (["prepare", "task=cnn", "precison=bf16"], "prepare: precison=bf16: precison is not a key "
-                                               "of the config; did you mean precision?"),
-])
-def test_sub_commands_taking_overrides_say_a_config_error_the_same_way(run_bench, args,
-                                                                       expected):
+@pytest.mark.parametrize(
+    "args, expected",
+    [
+        (
+            ["tune", "framework=fake", "task=cnnn"],
+            "tune: task=cnnn: task has no option 'cnnn'; did you mean task=cnn?",
+        ),
+        (
+            ["tune", "framework=pytorch", "task=rnn"],
+            "tune: framework=pytorch: framework has no "
+            "option 'pytorch'; did you mean framework=torch?",
+        ),
+        (["tune", "framework=fake", "task=rnn,cnn"], "tune: task=rnn,cnn: one value only here"),
+        (
+            ["tune", "framework=fake", "task=rnn", "task.epochs=abc"],
+            "tune: Error merging override task.epochs=abc: Value 'abc'",
+        ),
+        (
+            ["prepare", "task=cnn", "precison=bf16"],
+            "prepare: precison=bf16: precison is not a key of the config; did you mean precision?",
+        ),
+    ],
+)
+def test_sub_commands_taking_overrides_say_a_config_error_the_same_way(run_bench, args, expected):
     line = one_line_refusal(run_bench(*args))
     assert line.startswith(expected), line
 
@@ -89,8 +132,9 @@ def test_overrides_may_follow_hydra_s_flags(run_bench):
 def test_adding_an_unknown_key_is_refused_like_setting_one(run_bench):
     top = run_bench(*FAST, "+precison=bf16")
     assert top.returncode == 2 and not top.result_paths
-    assert "+precison=bf16: precison is not a key of the config; did you mean precision?" \
-        in top.output
+    assert (
+        "+precison=bf16: precison is not a key of the config; did you mean precision?" in top.output
+    )
     nested = run_bench(*FAST, "+task.epochz=3")
     assert nested.returncode == 2 and "did you mean task.epochs?" in nested.output
     # where the schema has an open mapping, adding is what `+` is for

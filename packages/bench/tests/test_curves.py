@@ -3,6 +3,7 @@ stand-in framework: every epoch's evaluation lies outside the timed window, leav
 training as it was, and the result says when the run reached its target. The fake's CNN is
 driven epoch by epoch by the worker; its RNN trains every epoch in one call (the contract's
 optional train(model, epochs), Keras' idiom), timed and evaluated the same way."""
+
 import pytest
 
 FAST = ["framework=fake", "task=cnn", "preset=smoke"]
@@ -10,7 +11,8 @@ FAST = ["framework=fake", "task=cnn", "preset=smoke"]
 
 @pytest.mark.parametrize("task", ["cnn", "rnn"])
 def test_every_epoch_is_evaluated_outside_the_timed_window_and_training_is_unchanged(
-        run_bench, task):
+    run_bench, task
+):
     """A second's evaluation per epoch: it shows in the evaluation time, not in the epochs'
     (each epoch's time is its batches' time, recorded in the same run: no bound on how long
     the NumPy takes, which a busy machine moves), and the same timed batches train to the
@@ -36,15 +38,16 @@ def test_a_slowed_evaluation_leaves_the_throughput_figure_as_it_was(run_bench):
     so that the figure holds on a busy machine (NumPy six times slower in one run than in the
     other still keeps 0.74); an evaluation of two seconds inside the window would halve it."""
     sized = ["preset.train_examples=640", "preset.epochs=2", "framework.options.delay_ms=200"]
-    runs = [run_bench(*FAST, *sized, f"framework.options.eval_delay_ms={delay}").result
-            for delay in (0, 2000)]
+    runs = [
+        run_bench(*FAST, *sized, f"framework.options.eval_delay_ms={delay}").result
+        for delay in (0, 2000)
+    ]
     quick, slowed = (r["stats"]["examples_per_second"] for r in runs)
     assert slowed > 0.7 * quick, (quick, slowed)
 
 
 @pytest.mark.parametrize("task", ["cnn", "rnn"])
-def test_the_result_says_when_the_target_was_reached_and_stop_at_target_ends_there(
-        run_bench, task):
+def test_the_result_says_when_the_target_was_reached_and_stop_at_target_ends_there(run_bench, task):
     reached = run_bench(*FAST, f"task={task}", "task.quality_target.synthetic=0.5").result
     first = next(p for p in reached["curve"] if p["accuracy"] >= 0.5)
     assert reached["stats"]["quality_target"] == 0.5 and reached["stats"]["target_reached"]
@@ -53,8 +56,9 @@ def test_the_result_says_when_the_target_was_reached_and_stop_at_target_ends_the
     missed = run_bench(*FAST, f"task={task}", "task.quality_target.synthetic=0.99").result
     assert missed["status"] == "ok" and missed["stats"]["target_reached"] is False
     assert missed["stats"]["time_to_target_s"] is None
-    stopped = run_bench(*FAST, f"task={task}", "task.quality_target.synthetic=0.5",
-                        "task.stop_at_target=true").result
+    stopped = run_bench(
+        *FAST, f"task={task}", "task.quality_target.synthetic=0.5", "task.stop_at_target=true"
+    ).result
     assert stopped["stopped_at_target"] == first["epoch"] < 3
     assert len(stopped["curve"]) == len(stopped["losses"]) == first["epoch"]
     assert stopped["stats"]["time_to_target_s"] == stopped["stats"]["train_seconds"]

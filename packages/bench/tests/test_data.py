@@ -1,6 +1,7 @@
 """Synthetic data (shapes, determinism, class structure), IMDB preprocessing, the cache
 (in-process, and through `python -m bench` for a preparation killed outright and a full
 disk)."""
+
 import multiprocessing
 import os
 import re
@@ -30,7 +31,7 @@ def nearest_class_mean_accuracy(train_x, train_y, test_x, test_y, classes):
     """A model that learns (class means) against one that cannot (shuffled labels)."""
     f = lambda x: x.reshape(len(x), -1).astype(np.float64)  # noqa: E731
     means = np.stack([f(train_x)[train_y == c].mean(0) for c in range(classes)])
-    scores = f(test_x) @ means.T - 0.5 * (means ** 2).sum(1)
+    scores = f(test_x) @ means.T - 0.5 * (means**2).sum(1)
     return np.mean(scores.argmax(1) == test_y)
 
 
@@ -114,16 +115,25 @@ def test_failed_preparation_publishes_nothing(tmp_path):
     assert [p.name for p in tmp_path.iterdir()] == []  # no lock file left behind
 
 
-def test_a_killed_preparation_s_temporary_is_removed_by_the_next(own_cache, run_bench,
-                                                                  tmp_path):
+def test_a_killed_preparation_s_temporary_is_removed_by_the_next(own_cache, run_bench, tmp_path):
     """SIGKILL (the OOM killer, Slurm after its grace period) leaves a preparation no time to
     remove its temporary directory; the next preparation of the entry removes it, and leaves
     the temporaries of a process that still runs or of another host alone."""
     env, cache_dir = own_cache
-    args = ["prepare", "task=cnn", "preset=smoke", "preset.train_examples=8000",
-            "preset.test_examples=64"]
-    proc = subprocess.Popen([sys.executable, "-m", "bench", *args], cwd=tmp_path, env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    args = [
+        "prepare",
+        "task=cnn",
+        "preset=smoke",
+        "preset.train_examples=8000",
+        "preset.test_examples=64",
+    ]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "bench", *args],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     entries = cache_dir / "synthetic"
     deadline = time.monotonic() + 120
     temporary = None
@@ -136,8 +146,9 @@ def test_a_killed_preparation_s_temporary_is_removed_by_the_next(own_cache, run_
     assert temporary is not None and temporary.is_dir(), "the preparation ended unseen"
     # what another process that still runs, and a preparation on another host, would have
     live = temporary.with_name(temporary.name.replace(f"-{proc.pid}-", f"-{os.getpid()}-"))
-    elsewhere = temporary.with_name(re.sub(r"\.tmp-.+(-\d+-[^-]+)$", r".tmp-elsewhere\1",
-                                           temporary.name))
+    elsewhere = temporary.with_name(
+        re.sub(r"\.tmp-.+(-\d+-[^-]+)$", r".tmp-elsewhere\1", temporary.name)
+    )
     for other in (live, elsewhere):
         assert other != temporary, temporary
         other.mkdir()
@@ -145,8 +156,9 @@ def test_a_killed_preparation_s_temporary_is_removed_by_the_next(own_cache, run_
     again = run_bench(*args, env=env)
     assert again.returncode == 0, again.output
     assert not temporary.exists(), again.output
-    assert (f"removing {temporary}: left by a preparation (pid {proc.pid}) that no longer "
-            f"runs") in again.output
+    assert (
+        f"removing {temporary}: left by a preparation (pid {proc.pid}) that no longer runs"
+    ) in again.output
     assert live.is_dir() and elsewhere.is_dir()
     (entry,) = [p for p in entries.iterdir() if p.is_dir() and p not in (live, elsewhere)]
     assert cache.read_manifest(entry) is not None and "." not in entry.name
@@ -157,12 +169,17 @@ def test_a_full_cache_disk_is_one_line_naming_it(run_bench, bench_env, full_disk
     filler = full_disk / "filler"
     os.truncate(filler, filler.stat().st_size - room)
     cache_dir = full_disk / "cache"
-    run = run_bench("framework=fake", "task=cnn", "preset=smoke",
-                    env=dict(bench_env, BENCH_CACHE_DIR=str(cache_dir)))
+    run = run_bench(
+        "framework=fake",
+        "task=cnn",
+        "preset=smoke",
+        env=dict(bench_env, BENCH_CACHE_DIR=str(cache_dir)),
+    )
     assert run.returncode == 1, run.output
     assert "Traceback" not in run.output and "bytes" not in run.output, run.output
     error = run.result["error"]
-    assert error.startswith(f"no space left on {cache_dir / 'synthetic'} to prepare cifar10-"), \
+    assert error.startswith(f"no space left on {cache_dir / 'synthetic'} to prepare cifar10-"), (
         error
+    )
     assert "set data.cache_dir (or BENCH_CACHE_DIR) to a file system with room" in error
     assert [p.name for p in (cache_dir / "synthetic").iterdir()] == []  # nothing half-made

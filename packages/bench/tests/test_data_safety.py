@@ -1,5 +1,6 @@
 """Datasets that must not hurt: a hostile pickle runs no code, a damaged archive is refused, the
 cache's lock names its holder, shared entries follow the umask."""
+
 import os
 
 import pytest
@@ -16,8 +17,15 @@ def real_args(dataset, path, *extra):
     from archives import checksums
 
     sums = checksums(path)
-    return [*FAST, "data=real", f"data.{dataset}.archive={path}", f"data.{dataset}.size=null",
-            f"data.{dataset}.md5=null", f"data.{dataset}.sha256={sums['sha256']}", *extra]
+    return [
+        *FAST,
+        "data=real",
+        f"data.{dataset}.archive={path}",
+        f"data.{dataset}.size=null",
+        f"data.{dataset}.md5=null",
+        f"data.{dataset}.sha256={sums['sha256']}",
+        *extra,
+    ]
 
 
 def test_hostile_imdb_npz_runs_no_code(run_bench, tmp_path):
@@ -30,8 +38,10 @@ def test_hostile_imdb_npz_runs_no_code(run_bench, tmp_path):
     run = run_bench(*real_args("imdb", tmp_path / "imdb.npz"), "task=rnn")
     assert not (run.cwd / "pwned").exists(), "unpickling imdb.npz ran a command"
     assert run.returncode == 1, run.output
-    assert "is not a valid IMDB archive (UnpicklingError: unexpected object posix.system)" \
-        in run.result["error"], run.result["error"]
+    assert (
+        "is not a valid IMDB archive (UnpicklingError: unexpected object posix.system)"
+        in run.result["error"]
+    ), run.result["error"]
     # the real layout (object arrays of lists of ints) still reads
     good = run_bench(*real_args("imdb", tmp_path / "good.npz"), "task=rnn")
     assert good.returncode == 0, good.output
@@ -72,14 +82,21 @@ def test_held_cache_lock_names_its_holder_and_times_out(run_bench, tmp_path, cac
         fcntl.flock(handle, fcntl.LOCK_EX)
         handle.write("pid 4242 on elsewhere since then\n")
         handle.flush()
-        run = run_bench(*FAST, "task=cnn", "data.seed=7", "preset.train_examples=128",
-                        "preset.test_examples=64", "data.lock_timeout_s=1")
+        run = run_bench(
+            *FAST,
+            "task=cnn",
+            "data.seed=7",
+            "preset.train_examples=128",
+            "preset.test_examples=64",
+            "data.lock_timeout_s=1",
+        )
     assert run.returncode == 1, run.output
     assert "held by pid 4242 on elsewhere since then" in run.output
     assert run.result["error"].startswith(f"{lock} is held by pid 4242 on elsewhere")
     lock.unlink()
-    again = run_bench(*FAST, "task=cnn", "data.seed=7", "preset.train_examples=128",
-                      "preset.test_examples=64")
+    again = run_bench(
+        *FAST, "task=cnn", "data.seed=7", "preset.train_examples=128", "preset.test_examples=64"
+    )
     assert again.returncode == 0, again.output
     assert not lock.exists()  # the holder removes its lock file
 

@@ -2,6 +2,7 @@
 `python -m bench report <args> --into FILE` makes now from the committed result files; every
 relative link resolves (files, and headings for #anchors); the README stays a few screens with a
 table of contents; no prose carries history (session numbers, issue numbers, dated diaries)."""
+
 import re
 import shlex
 import subprocess
@@ -44,8 +45,13 @@ def report_blocks(path):
 
 
 def bench_report(*args, cwd=ROOT):
-    return subprocess.run([sys.executable, "-m", "bench", "report", *map(str, args)],
-                          cwd=cwd, capture_output=True, text=True, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "bench", "report", *map(str, args)],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
 
 
 # 1: the generated tables ------------------------------------------------------------------
@@ -54,34 +60,41 @@ BLOCKS = [(path, number, args) for path in documents() for number, args in repor
 
 
 def test_the_readme_has_its_generated_results_table():
-    assert any(path == README for path, _, _ in BLOCKS), \
+    assert any(path == README for path, _, _ in BLOCKS), (
         "README.md has no `<!-- bench report: ... -->` block"
+    )
 
 
-@pytest.mark.parametrize("path, number, args", BLOCKS,
-                         ids=[f"{relative(p)}:{n}" for p, n, _ in BLOCKS])
+@pytest.mark.parametrize(
+    "path, number, args", BLOCKS, ids=[f"{relative(p)}:{n}" for p, n, _ in BLOCKS]
+)
 def test_a_generated_table_is_what_the_committed_results_give(path, number, args, tmp_path):
     sources = [ROOT / a for a in args if not a.startswith("-") and "/" in a]
     if not any(next(s.rglob("result.json"), None) for s in sources if s.is_dir()):
-        pytest.skip(f"{relative(path)}:{number}: no result.json committed in "
-                    f"{' '.join(args)} yet; add the results, then run "
-                    f"`python -m bench report {shlex.join(args)} --into {relative(path)}`")
+        pytest.skip(
+            f"{relative(path)}:{number}: no result.json committed in "
+            f"{' '.join(args)} yet; add the results, then run "
+            f"`python -m bench report {shlex.join(args)} --into {relative(path)}`"
+        )
     copy = tmp_path / path.name
     copy.write_text(path.read_text())
     done = bench_report(*args, "--into", copy)
     assert done.returncode == 0, done.stderr
     assert copy.read_text() == path.read_text(), (
         f"{relative(path)}:{number} differs from what the committed results give; run "
-        f"`python -m bench report {shlex.join(args)} --into {relative(path)}`")
+        f"`python -m bench report {shlex.join(args)} --into {relative(path)}`"
+    )
 
 
 def test_into_replaces_only_the_block_of_its_arguments(tmp_path):
     results = write_results(tmp_path / "results", CURRENT)
     page = tmp_path / "page.md"
     example = f"```\n<!-- bench report: {results} --metric total -->\nexample\n{END_MARKER}\n```\n"
-    page.write_text(f"# A page\n\n{example}<!-- bench report: {results} --metric total -->\n"
-                    f"stale\n{END_MARKER}\n\n<!-- bench report: {results} --metric steady -->\n"
-                    f"kept\n{END_MARKER}\n\nThe end.\n")
+    page.write_text(
+        f"# A page\n\n{example}<!-- bench report: {results} --metric total -->\n"
+        f"stale\n{END_MARKER}\n\n<!-- bench report: {results} --metric steady -->\n"
+        f"kept\n{END_MARKER}\n\nThe end.\n"
+    )
     done = bench_report(results, "--metric", "total", "--into", page, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     text = page.read_text()
@@ -118,6 +131,7 @@ LINK = re.compile(r"!?\[(?:[^\[\]]|\[[^\]]*\])*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"
 def prose(text):
     """The text less fenced code blocks and code spans (a link inside code is no link); line
     breaks kept, so that line numbers hold."""
+
     def blank(match):
         return re.sub(r"[^\n]", " ", match.group(0))
 
@@ -171,34 +185,41 @@ def test_the_link_check_finds_a_missing_file_and_a_missing_heading(tmp_path, mon
     monkeypatch.setattr(sys.modules[__name__], "ROOT", tmp_path)
     (tmp_path / "other.md").write_text("# Other page\n\n## Its part\n")
     page = tmp_path / "page.md"
-    page.write_text("# Page\n\n[ok](other.md#its-part) [here](#page) `[code](gone.md)`\n"
-                    "[gone](gone.md) [bad](other.md#no-part) ![img](img.png)\n"
-                    "[web](https://example.org/x.md)\n")
-    assert broken_links(page) == ["page.md:4: gone.md (no such file)",
-                                  "page.md:4: other.md#no-part (no heading #no-part in "
-                                  "other.md)",
-                                  "page.md:4: img.png (no such file)"]
+    page.write_text(
+        "# Page\n\n[ok](other.md#its-part) [here](#page) `[code](gone.md)`\n"
+        "[gone](gone.md) [bad](other.md#no-part) ![img](img.png)\n"
+        "[web](https://example.org/x.md)\n"
+    )
+    assert broken_links(page) == [
+        "page.md:4: gone.md (no such file)",
+        "page.md:4: other.md#no-part (no heading #no-part in other.md)",
+        "page.md:4: img.png (no such file)",
+    ]
 
 
 def test_headings_slug_as_github_does():
-    assert slug("The Rosetta check: `python -m bench verify`") == \
-        "the-rosetta-check-python--m-bench-verify"
+    assert (
+        slug("The Rosetta check: `python -m bench verify`")
+        == "the-rosetta-check-python--m-bench-verify"
+    )
     assert slug("Switches (`framework.options.*`)") == "switches-frameworkoptions"
     assert slug("Compare with an earlier run") == "compare-with-an-earlier-run"
 
 
 # 3: the README's size and table of contents -----------------------------------------------
 
+
 def test_the_readme_is_a_few_screens_with_a_table_of_contents():
     lines = README.read_text().splitlines()
-    assert len(lines) <= README_LINES, \
+    assert len(lines) <= README_LINES, (
         f"README.md has {len(lines)} lines; at most {README_LINES} (depth goes to docs/)"
+    )
     text = prose(README.read_text())
     headings = [m.group(1) for m in re.finditer(r"^## (.*)$", text, re.M)]
     contents = next((h for h in headings if slug(h) in ("contents", "table-of-contents")), None)
     assert contents, "README.md has no `## Contents` heading"
     start = text.index(f"## {contents}") + len(contents) + 3
-    toc = text[start:text.find("\n## ", start)]
+    toc = text[start : text.find("\n## ", start)]
     listed = re.findall(r"^\s*[-*\d.]+\s*\[[^\]]*\]\(#([^)]+)\)", toc, re.M)
     expected = [slug(h) for h in headings if h != contents]
     assert listed == expected, "the table of contents lists every ## heading, in order"
@@ -206,8 +227,7 @@ def test_the_readme_is_a_few_screens_with_a_table_of_contents():
 
 # 4: no history in prose ---------------------------------------------------------------------
 
-MONTH = ("January|February|March|April|May|June|July|August|September|October|November|"
-         "December")
+MONTH = "January|February|March|April|May|June|July|August|September|October|November|December"
 HISTORY = [
     re.compile(r"\bstop \d+\b", re.I),  # a development session's number
     re.compile(r"\bissue \d+\b", re.I),  # the tracker's, not the reader's
@@ -232,13 +252,18 @@ def without_generated_blocks(text):
 
 def yaml_comments(path):
     """Each line's comment (after a '#' that starts the line or follows a space)."""
-    return [(m.group(1) if (m := re.search(r"(?:^|\s)#(.*)$", line)) else "")
-            for line in path.read_text().splitlines()]
+    return [
+        (m.group(1) if (m := re.search(r"(?:^|\s)#(.*)$", line)) else "")
+        for line in path.read_text().splitlines()
+    ]
 
 
 def history_lines(lines, name):
-    return [f"{name}:{number}: {line.strip()}" for number, line in enumerate(lines, 1)
-            if any(pattern.search(line) for pattern in HISTORY)]
+    return [
+        f"{name}:{number}: {line.strip()}"
+        for number, line in enumerate(lines, 1)
+        if any(pattern.search(line) for pattern in HISTORY)
+    ]
 
 
 PROSE = [*markdown_files(), *sorted((ROOT / "conf").rglob("*.yaml"))]
@@ -246,14 +271,24 @@ PROSE = [*markdown_files(), *sorted((ROOT / "conf").rglob("*.yaml"))]
 
 @pytest.mark.parametrize("path", PROSE, ids=relative)
 def test_prose_and_comments_say_what_is_not_what_was(path):
-    lines = (yaml_comments(path) if path.suffix == ".yaml"
-             else without_generated_blocks(path.read_text()))
+    lines = (
+        yaml_comments(path)
+        if path.suffix == ".yaml"
+        else without_generated_blocks(path.read_text())
+    )
     assert history_lines(lines, relative(path)) == []
 
 
 def test_the_history_check_finds_each_marker():
-    lines = ["measured at stop 28", "see issue 19", "an earlier session found",
-             "on 2026-12-04", "quiet, 4 December 2026", "AMD EPYC, December 2026",
-             "what a user may do in 2026", "Theano 1.0.5 (2020)"]
+    lines = [
+        "measured at stop 28",
+        "see issue 19",
+        "an earlier session found",
+        "on 2026-12-04",
+        "quiet, 4 December 2026",
+        "AMD EPYC, December 2026",
+        "what a user may do in 2026",
+        "Theano 1.0.5 (2020)",
+    ]
     found = history_lines(lines, "x")
     assert len(found) == 6 and not any("may do" in f or "1.0.5" in f for f in found)

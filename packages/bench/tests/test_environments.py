@@ -1,5 +1,6 @@
 """Environment discovery: current interpreter, nox's environment, framework.python, or a
 clear error that names the command that builds the environment."""
+
 import os
 import sys
 
@@ -23,7 +24,7 @@ def test_missing_environment_names_the_nox_command(run_bench, bench_env, tmp_pat
 def fake_interpreter(path, env):
     """A wrapper interpreter that can import bench_fake, like a nox-built environment."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(f"#!/bin/sh\nPYTHONPATH={env['PYTHONPATH']} exec {sys.executable} \"$@\"\n")
+    path.write_text(f'#!/bin/sh\nPYTHONPATH={env["PYTHONPATH"]} exec {sys.executable} "$@"\n')
     path.chmod(0o755)
     return path
 
@@ -32,8 +33,11 @@ def test_nox_environment_is_found(run_bench, bench_env, tmp_path):
     python = fake_interpreter(tmp_path / "project" / ".nox" / "fake" / "bin" / "python", bench_env)
     run = run_bench("framework=fake", "preset=smoke", env=without_fake(bench_env))
     assert run.returncode == 0, run.output
-    assert run.result["worker"] == {"python": str(python), "found_by": "nox session fake",
-                                    "library_path": []}
+    assert run.result["worker"] == {
+        "python": str(python),
+        "found_by": "nox session fake",
+        "library_path": [],
+    }
 
 
 def test_library_path_reaches_that_framework_s_worker_only(run_bench, bench_env, tmp_path):
@@ -41,8 +45,12 @@ def test_library_path_reaches_that_framework_s_worker_only(run_bench, bench_env,
     put in front of LD_LIBRARY_PATH of that worker; a framework without one sees ours."""
     fake_interpreter(tmp_path / "project" / ".nox" / "fake" / "bin" / "python", bench_env)
     env = dict(without_fake(bench_env), LD_LIBRARY_PATH="/ours")
-    run = run_bench("framework=fake", "preset=smoke",
-                    'framework.library_path=["{prefix}/lib/shim","/opt/lib"]', env=env)
+    run = run_bench(
+        "framework=fake",
+        "preset=smoke",
+        'framework.library_path=["{prefix}/lib/shim","/opt/lib"]',
+        env=env,
+    )
     assert run.returncode == 0, run.output
     prefix = tmp_path / "project" / ".nox" / "fake"
     expected = [f"{prefix}/lib/shim", "/opt/lib"]
@@ -56,15 +64,20 @@ def test_library_path_reaches_that_framework_s_worker_only(run_bench, bench_env,
 
 def test_explicit_python(run_bench, bench_env, tmp_path):
     python = fake_interpreter(tmp_path / "elsewhere" / "python", bench_env)
-    run = run_bench("framework=fake", "preset=smoke", f"framework.python={python}",
-                    env=without_fake(bench_env))
+    run = run_bench(
+        "framework=fake", "preset=smoke", f"framework.python={python}", env=without_fake(bench_env)
+    )
     assert run.returncode == 0, run.output
     assert run.result["worker"]["found_by"] == "framework.python"
     run = run_bench("framework=fake", "preset=smoke", f"framework.python={tmp_path}/nope")
     assert (run.returncode, run.result["status"]) == (2, "not_installed")
     assert run.result["error"] == f"framework.python={tmp_path}/nope does not exist"
     assert os.path.exists(sys.executable)
-    run = run_bench("framework=fake", "preset=smoke", f"framework.python={sys.executable}",
-                    env=without_fake(bench_env))
+    run = run_bench(
+        "framework=fake",
+        "preset=smoke",
+        f"framework.python={sys.executable}",
+        env=without_fake(bench_env),
+    )
     assert run.returncode == 2 and "cannot import bench_fake" in run.result["error"]
     assert run.result["status"] == "not_installed"

@@ -1,5 +1,6 @@
 """Every framework package has the same task modules with the same functions in the same
 order (read with ast: the frameworks need not be importable here)."""
+
 import ast
 import re
 from pathlib import Path
@@ -59,9 +60,16 @@ def imported_names(path):
 PACKAGE_ORDER = [*contract.PACKAGE_FUNCTIONS, "peak_flops"]  # the contract's, then its hook
 
 
-@pytest.mark.parametrize("package", sorted({capabilities.declared(f)["package"]
-                                            for f in capabilities.framework_names()
-                                            if not capabilities.declared(f).get("r_models")}))
+@pytest.mark.parametrize(
+    "package",
+    sorted(
+        {
+            capabilities.declared(f)["package"]
+            for f in capabilities.framework_names()
+            if not capabilities.declared(f).get("r_models")
+        }
+    ),
+)
 def test_package_init_has_the_contract_s_functions_in_order(package):
     """`bench_<fw>/__init__.py`: the contract's functions, defined there or imported from the
     module that holds them, and those defined there in one order in every package."""
@@ -77,21 +85,33 @@ def test_package_init_has_the_contract_s_functions_in_order(package):
 # package needs beyond it (docs/architecture.md, "The framework packages"); an API variant is
 # a subpackage with the same layout (bench_mxnet.gluon, bench_mxnet.module)
 CONTRACT_MODULES = {"__init__", "loop", "weights", *spec.TASKS}
-SCHEME = {"runtime", "initialisers", "distribute", "pipeline", "optimizers", "layers", "compat",
-          "mpi_shim"}
+SCHEME = {
+    "runtime",
+    "initialisers",
+    "distribute",
+    "pipeline",
+    "optimizers",
+    "layers",
+    "compat",
+    "mpi_shim",
+}
 SCHEME_PATTERNS = (re.compile(r"backend_[a-z]+"),)
 
 
 def off_scheme(package_dir):
     """The modules of a framework package whose names follow neither the contract nor the
     scheme, as paths relative to the package."""
-    return sorted(str(path.relative_to(package_dir)) for path in package_dir.rglob("*.py")
-                  if path.stem not in CONTRACT_MODULES | SCHEME
-                  and not any(p.fullmatch(path.stem) for p in SCHEME_PATTERNS))
+    return sorted(
+        str(path.relative_to(package_dir))
+        for path in package_dir.rglob("*.py")
+        if path.stem not in CONTRACT_MODULES | SCHEME
+        and not any(p.fullmatch(path.stem) for p in SCHEME_PATTERNS)
+    )
 
 
-@pytest.mark.parametrize("package_dir", sorted(ROOT.glob("packages/*/bench_*")),
-                         ids=lambda p: p.name)
+@pytest.mark.parametrize(
+    "package_dir", sorted(ROOT.glob("packages/*/bench_*")), ids=lambda p: p.name
+)
 def test_package_modules_follow_one_naming_scheme(package_dir):
     assert off_scheme(package_dir) == []
 

@@ -1,5 +1,6 @@
 """The orchestrator reads as layers, each importing only those below it, with no import cycle
 (read with ast: every import, also those inside functions, counts)."""
+
 import ast
 import re
 from pathlib import Path
@@ -51,11 +52,12 @@ def imports(module, path=None):
         elif isinstance(node, ast.ImportFrom):
             base = node.module or ""
             if node.level:
-                anchor = package.split(".")[:len(package.split(".")) - node.level + 1]
+                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
                 base = ".".join(anchor + ([base] if base else []))
             # `from pkg import name`: the submodule pkg.name where there is one, else pkg
-            targets = [f"{base}.{a.name}" if f"{base}.{a.name}" in MODULES else base
-                       for a in node.names]
+            targets = [
+                f"{base}.{a.name}" if f"{base}.{a.name}" in MODULES else base for a in node.names
+            ]
         else:
             continue
         found.update(t for t in targets if t == "bench" or t.startswith("bench."))
@@ -70,8 +72,11 @@ def test_every_module_has_a_layer():
 @pytest.mark.parametrize("module", sorted(MODULES))
 def test_imports_go_down_only(module):
     here = layer(module)
-    upward = sorted(f"{target} ({layer(target)[1]})" for target in imports(module)
-                    if target in MODULES and layer(target)[0] > here[0])
+    upward = sorted(
+        f"{target} ({layer(target)[1]})"
+        for target in imports(module)
+        if target in MODULES and layer(target)[0] > here[0]
+    )
     assert upward == [], f"{module} ({here[1]}) imports a layer above it: {upward}"
 
 
@@ -86,7 +91,7 @@ def test_no_import_cycle():
         stack.append(node)
         for nxt in sorted(graph[node]):
             if state.get(nxt) == "open":
-                cycles.append(stack[stack.index(nxt):] + [nxt])
+                cycles.append(stack[stack.index(nxt) :] + [nxt])
             elif nxt not in state:
                 visit(nxt, stack)
         stack.pop()
@@ -115,18 +120,20 @@ def test_importing_bench_changes_nothing_in_hydra():
     import subprocess
     import sys
 
-    code = ("import importlib, pkgutil, bench\n"
-            "for m in pkgutil.walk_packages(bench.__path__, 'bench.'):\n"
-            "    if m.name != 'bench.__main__': importlib.import_module(m.name)\n"
-            "import hydra.core.utils\nfrom omegaconf import OmegaConf\n"
-            "assert not hasattr(hydra.core.utils._save_config, '__wrapped__')\n"
-            "found = [n for n in ('bench_new_dir', 'bench_sweep_name', 'bench_options',\n"
-            "                     'bench_job_name') if OmegaConf.has_resolver(n)]\n"
-            "assert not found, found\n"
-            "from bench.run import hydra_hooks\nhydra_hooks.install()\n"
-            "from bench.run import rundirs\n"
-            "assert hydra.core.utils._save_config is rundirs.save_config\n"
-            "assert OmegaConf.has_resolver('bench_new_dir')\n")
+    code = (
+        "import importlib, pkgutil, bench\n"
+        "for m in pkgutil.walk_packages(bench.__path__, 'bench.'):\n"
+        "    if m.name != 'bench.__main__': importlib.import_module(m.name)\n"
+        "import hydra.core.utils\nfrom omegaconf import OmegaConf\n"
+        "assert not hasattr(hydra.core.utils._save_config, '__wrapped__')\n"
+        "found = [n for n in ('bench_new_dir', 'bench_sweep_name', 'bench_options',\n"
+        "                     'bench_job_name') if OmegaConf.has_resolver(n)]\n"
+        "assert not found, found\n"
+        "from bench.run import hydra_hooks\nhydra_hooks.install()\n"
+        "from bench.run import rundirs\n"
+        "assert hydra.core.utils._save_config is rundirs.save_config\n"
+        "assert OmegaConf.has_resolver('bench_new_dir')\n"
+    )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
 
@@ -135,18 +142,25 @@ def test_no_module_global_carries_a_run_s_outcome():
     """A run's outcome reaches the command line as bench.run.main.main()'s return value: no
     module of bench rebinds a global (`global x`), and those that keep a list at module level
     are the few kinds of process state listed here."""
-    rebinding = [name for name, path in MODULES.items()
-                 if any(isinstance(node, ast.Global) for node in ast.walk(ast.parse(
-                     path.read_text())))]
+    rebinding = [
+        name
+        for name, path in MODULES.items()
+        if any(isinstance(node, ast.Global) for node in ast.walk(ast.parse(path.read_text())))
+    ]
     assert rebinding == []
-    process_state = {"bench.signals": "_pending", "bench.run.config": "_registered",
-                     "bench.run.sweep": "_said"}
+    process_state = {
+        "bench.signals": "_pending",
+        "bench.run.config": "_registered",
+        "bench.run.sweep": "_said",
+    }
     module_lists = {}
     for name, path in MODULES.items():
         for node in ast.parse(path.read_text()).body:
-            empty = (isinstance(node, ast.Assign) and isinstance(node.value, (ast.List, ast.Dict))
-                     and not (node.value.elts if isinstance(node.value, ast.List)
-                              else node.value.keys))
+            empty = (
+                isinstance(node, ast.Assign)
+                and isinstance(node.value, (ast.List, ast.Dict))
+                and not (node.value.elts if isinstance(node.value, ast.List) else node.value.keys)
+            )
             if empty:
                 module_lists[name] = node.targets[0].id
     assert module_lists == process_state
@@ -171,8 +185,11 @@ def mapped_layers(text):
 def map_problems(mapped):
     problems = [f"{m}: not in the table" for m in sorted(set(MODULES) - set(mapped))]
     problems += [f"{m}: in the table, not in bench" for m in sorted(set(mapped) - set(MODULES))]
-    problems += [f"{m}: listed under {where}, its layer is {layer(m)[1]}"
-                 for m, where in sorted(mapped.items()) if m in MODULES and layer(m)[1] != where]
+    problems += [
+        f"{m}: listed under {where}, its layer is {layer(m)[1]}"
+        for m, where in sorted(mapped.items())
+        if m in MODULES and layer(m)[1] != where
+    ]
     return problems
 
 
@@ -182,9 +199,14 @@ def test_the_architecture_map_lists_every_module_in_its_layer():
 
 def test_the_map_check_sees_a_missing_a_gone_and_a_misplaced_module():
     text = ARCHITECTURE.read_text()
-    text = (text.replace("`run/slurm.py`, ", "")
-            .replace("`report/into.py`, ", "`report/into.py`, `report/gone.py`, ")
-            .replace("`data/imdb.py`, ", "").replace("| base | ", "| base | `data/imdb.py`, "))
+    text = (
+        text.replace("`run/slurm.py`, ", "")
+        .replace("`report/into.py`, ", "`report/into.py`, `report/gone.py`, ")
+        .replace("`data/imdb.py`, ", "")
+        .replace("| base | ", "| base | `data/imdb.py`, ")
+    )
     assert map_problems(mapped_layers(text)) == [
-        "bench.run.slurm: not in the table", "bench.report.gone: in the table, not in bench",
-        "bench.data.imdb: listed under base, its layer is data"]
+        "bench.run.slurm: not in the table",
+        "bench.report.gone: in the table, not in bench",
+        "bench.data.imdb: listed under base, its layer is data",
+    ]

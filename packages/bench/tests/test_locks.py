@@ -3,6 +3,7 @@
 at that version, so that a pin changed in noxfile.py without `nox -s lock -- <name>` fails;
 the lock's `# via` annotations, which decide what an override leaves out, read as expected.
 noxfile.py is loaded by path, as .ci/sessions.py loads it."""
+
 import dataclasses
 import importlib.util
 import json
@@ -52,8 +53,10 @@ def test_a_pin_changed_without_its_lock_fails(monkeypatch):
     torch = NOXFILE.ENVIRONMENTS["torch"]
     moved = dataclasses.replace(torch, requires=("torch==2.12.0", "no-such-package"))
     monkeypatch.setitem(NOXFILE.ENVIRONMENTS, "torch", moved)
-    assert disagreements("torch") == ["torch==2.12.0: locks/torch.txt has 2.13.0",
-                                      "no-such-package: not in locks/torch.txt"]
+    assert disagreements("torch") == [
+        "torch==2.12.0: locks/torch.txt has 2.13.0",
+        "no-such-package: not in locks/torch.txt",
+    ]
     monkeypatch.setitem(NOXFILE.ENVIRONMENTS, "no_lock", torch)
     assert disagreements("no_lock") == ["no locks/no_lock.txt"]
 
@@ -87,13 +90,22 @@ def test_an_override_leaves_out_what_only_the_replaced_package_needs():
 
 
 def test_the_marker_says_which_lock_built_the_environment(tmp_path):
-    session = types.SimpleNamespace(name="torch", venv_backend="uv",
-                                    virtualenv=types.SimpleNamespace(location=str(tmp_path)))
-    override = {"variable": "BENCH_TORCH_REQUIREMENT", "value": "torch==2.13.0+cpu",
-                "left_out": ["torch"]}
+    session = types.SimpleNamespace(
+        name="torch", venv_backend="uv", virtualenv=types.SimpleNamespace(location=str(tmp_path))
+    )
+    override = {
+        "variable": "BENCH_TORCH_REQUIREMENT",
+        "value": "torch==2.13.0+cpu",
+        "left_out": ["torch"],
+    }
     NOXFILE.mark(session, NOXFILE.LOCKS / "torch.txt", "3.11.7", [override])
     record = json.loads((tmp_path / "bench-environment.json").read_text())
     assert record.pop("built").endswith("Z")
     assert len(record.pop("lock_sha256")) == 64
-    assert record == {"environment": "torch", "lock": "locks/torch.txt", "python": "3.11.7",
-                      "installer": "uv", "overrides": [override]}
+    assert record == {
+        "environment": "torch",
+        "lock": "locks/torch.txt",
+        "python": "3.11.7",
+        "installer": "uv",
+        "overrides": [override],
+    }

@@ -1,13 +1,16 @@
 """The orchestrator never imports a framework: compose, validate and discover in a fresh
 interpreter, then look at sys.modules."""
+
 import subprocess
 import sys
 
 from bench.run import capabilities
 
 # every framework module a conf/framework/*.yaml names (`module`), and GPU array libraries
-FRAMEWORK_MODULES = sorted({capabilities.declared(name)["module"].split(".")[0]
-                            for name in capabilities.framework_names()} | {"cupy", "jax"})
+FRAMEWORK_MODULES = sorted(
+    {capabilities.declared(name)["module"].split(".")[0] for name in capabilities.framework_names()}
+    | {"cupy", "jax"}
+)
 
 SCRIPT = """
 import sys
@@ -37,7 +40,11 @@ print(sorted(m for m in sys.modules if m.split(".")[0] in FRAMEWORK_MODULES))
 
 
 def test_orchestrator_imports_no_framework():
-    out = subprocess.run([sys.executable, "-c", SCRIPT, *FRAMEWORK_MODULES],
-                         capture_output=True, text=True, timeout=300)
+    out = subprocess.run(
+        [sys.executable, "-c", SCRIPT, *FRAMEWORK_MODULES],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "[]"

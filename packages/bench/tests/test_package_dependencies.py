@@ -1,6 +1,7 @@
 """Every project package imports only the project packages its metadata declares (a dependency
 or an extra), and they depend one way: no cycle (read with ast and the metadata files: no
 package need be installed here)."""
+
 import ast
 import configparser
 from pathlib import Path
@@ -28,12 +29,16 @@ def metadata(directory: Path):
         return None
     cfg = configparser.ConfigParser()
     cfg.read(setup_cfg)
-    requirements = {_name(n): "install_requires"
-                    for n in cfg["options"]["install_requires"].split("\n") if n.strip()}
+    requirements = {
+        _name(n): "install_requires"
+        for n in cfg["options"]["install_requires"].split("\n")
+        if n.strip()
+    }
     if cfg.has_section("options.extras_require"):
         for extra, names in cfg["options.extras_require"].items():
-            requirements.update({_name(n): f"extra [{extra}]" for n in names.split("\n")
-                                 if n.strip()})
+            requirements.update(
+                {_name(n): f"extra [{extra}]" for n in names.split("\n") if n.strip()}
+            )
     return cfg["metadata"]["name"], cfg["options"]["packages"].split(), requirements
 
 
@@ -50,9 +55,13 @@ def project_imports(package_dir: Path):
     found = {}
     for path in sorted(package_dir.rglob("*.py")):
         for node in ast.walk(ast.parse(path.read_text())):
-            names = ([a.name for a in node.names] if isinstance(node, ast.Import) else
-                     [node.module] if isinstance(node, ast.ImportFrom) and node.level == 0
-                     else [])
+            names = (
+                [a.name for a in node.names]
+                if isinstance(node, ast.Import)
+                else [node.module]
+                if isinstance(node, ast.ImportFrom) and node.level == 0
+                else []
+            )
             for name in names:
                 top = name.split(".")[0]
                 if top == "bench" or top.startswith("bench_"):
@@ -60,8 +69,11 @@ def project_imports(package_dir: Path):
     return found
 
 
-PACKAGES = {d.name: m for d in [ROOT / "shared", *sorted((ROOT / "packages").iterdir())]
-            if d.is_dir() and (m := metadata(d))}
+PACKAGES = {
+    d.name: m
+    for d in [ROOT / "shared", *sorted((ROOT / "packages").iterdir())]
+    if d.is_dir() and (m := metadata(d))
+}
 
 
 @pytest.mark.parametrize("directory", sorted(PACKAGES))
@@ -71,8 +83,9 @@ def test_a_package_imports_only_what_it_declares(directory):
     used = {}
     for package in packages:
         used.update(project_imports(folder / package.replace(".", "/")))
-    undeclared = {dist: str(where) for dist, where in used.items()
-                  if dist != name and dist not in declared}
+    undeclared = {
+        dist: str(where) for dist, where in used.items() if dist != name and dist not in declared
+    }
     assert undeclared == {}, f"{name} imports packages its metadata does not declare"
 
 
@@ -85,7 +98,7 @@ def test_project_packages_depend_one_way():
         state[node] = "open"
         for nxt in sorted(graph[node]):
             if state.get(nxt) == "open":
-                cycles.append(stack[stack.index(nxt):] + [node, nxt])
+                cycles.append(stack[stack.index(nxt) :] + [node, nxt])
             elif nxt not in state:
                 visit(nxt, stack + [node])
         state[node] = "done"
@@ -104,7 +117,8 @@ def test_the_checker_reads_imports_and_extras(tmp_path):
     (package / "pyproject.toml").write_text(
         '[project]\nname = "bench-demo"\ndependencies = ["bench-shared"]\n'
         '[project.optional-dependencies]\nlasagne = ["bench-lasagne>=0.1"]\n'
-        '[tool.setuptools]\npackages = ["bench_demo"]\n')
+        '[tool.setuptools]\npackages = ["bench_demo"]\n'
+    )
     name, packages, declared = metadata(package)
     assert (name, packages) == ("bench-demo", ["bench_demo"])
     assert declared == {"bench-shared": "dependencies", "bench-lasagne": "extra [lasagne]"}

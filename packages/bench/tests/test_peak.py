@@ -1,5 +1,6 @@
 """`python -m bench peak` and `host_utilisation`, through the CLI in subprocesses: the fake
 framework's peak_flops hook measures numpy's matrix product in a real worker."""
+
 import csv
 import json
 import re
@@ -8,12 +9,19 @@ from pathlib import Path
 import pytest
 
 # the utilisation figures need a run, not a long one
-RUN = ["framework=fake", "task=cnn", "preset=smoke", "preset.train_examples=256",
-       "preset.test_examples=128", "preset.epochs=1"]
+RUN = [
+    "framework=fake",
+    "task=cnn",
+    "preset=smoke",
+    "preset.train_examples=256",
+    "preset.test_examples=128",
+    "preset.epochs=1",
+]
 
 
-def test_host_peak_is_measured_once_cached_and_shown_beside_utilisation(run_bench, own_cache,
-                                                                       tmp_path):
+def test_host_peak_is_measured_once_cached_and_shown_beside_utilisation(
+    run_bench, own_cache, tmp_path
+):
     env, cache = own_cache
     plain = run_bench(*RUN, env=env)
     assert plain.result["host_peak"] is None  # nothing measured yet: no host figure
@@ -36,15 +44,24 @@ def test_host_peak_is_measured_once_cached_and_shown_beside_utilisation(run_benc
 
     run = run_bench(*RUN, env=env)
     r = run.result
-    assert r["host_peak"] == {"flops": peak["precisions"]["fp32"]["flops"], "framework": "fake",
-                              "file": str(written)}
+    assert r["host_peak"] == {
+        "flops": peak["precisions"]["fp32"]["flops"],
+        "framework": "fake",
+        "file": str(written),
+    }
     s = r["stats"]
     assert s["host_utilisation"] == s["achieved_gflops"] * 1e9 / r["host_peak"]["flops"]
     assert s["utilisation"] == s["achieved_gflops"] * 1e9 / r["peak_flops"]
     assert re.search(r"utilisation [\d.]+ \(host [\d.]+\)$", run.output, re.M), run.output
 
-    report = run_bench("report", str(run.result_paths[0]), "--no-charts", "--out",
-                       str(tmp_path / "report"), env=env)
+    report = run_bench(
+        "report",
+        str(run.result_paths[0]),
+        "--no-charts",
+        "--out",
+        str(tmp_path / "report"),
+        env=env,
+    )
     assert report.returncode == 0, report.output
     with open(tmp_path / "report" / "results.csv") as f:
         (row,) = list(csv.DictReader(f))
@@ -59,9 +76,13 @@ def test_a_peak_file_of_another_shape_is_reported_and_ignored(run_bench, own_cac
     env, cache = own_cache
     file = host_files.peak_path(str(cache))
     file.parent.mkdir(parents=True)
-    peak = {"version": 1, "host": sysinfo.host_key(), "measured": "2026-01-01T00:00:00",
-            "precisions": {"fp32": {"flops": 1e11, "framework": "fake"}},
-            "frameworks": {"fake": {"fp32": 1e11, "bf16": "unsupported"}}}
+    peak = {
+        "version": 1,
+        "host": sysinfo.host_key(),
+        "measured": "2026-01-01T00:00:00",
+        "precisions": {"fp32": {"flops": 1e11, "framework": "fake"}},
+        "frameworks": {"fake": {"fp32": 1e11, "bf16": "unsupported"}},
+    }
     if damage == "[]":
         peak = []
     else:
@@ -97,16 +118,18 @@ def test_an_int8_run_is_measured_against_the_int8_peak(run_bench, own_cache):
     measured = run_bench("peak", "--frameworks", "fake", env=env)
     assert measured.returncode == 0, measured.output
     assert re.search(r"^  int8: [\d.]+ GOP/s \(fake\)$", measured.output, re.M), measured.output
-    peak = json.loads(Path(re.search(r"^written: (.+)$", measured.output, re.M).group(1))
-                      .read_text())
-    run = run_bench("framework=fake", "task=resnet50", "precision=int8", "preset=smoke",
-                    env=env)
+    peak = json.loads(
+        Path(re.search(r"^written: (.+)$", measured.output, re.M).group(1)).read_text()
+    )
+    run = run_bench("framework=fake", "task=resnet50", "precision=int8", "preset=smoke", env=env)
     r = run.result
     assert r["status"] == "ok", run.output
     assert r["host_peak"]["flops"] == peak["precisions"]["int8"]["flops"]
-    assert r["stats"]["host_utilisation"] == (r["stats"]["achieved_gflops"] * 1e9
-                                              / peak["precisions"]["int8"]["flops"])
+    assert r["stats"]["host_utilisation"] == (
+        r["stats"]["achieved_gflops"] * 1e9 / peak["precisions"]["int8"]["flops"]
+    )
     from bench_shared import worker
+
     if not hasattr(worker, "calibration"):
         pytest.skip("the worker does not call bench_shared.calibration: int8 runs uncalibrated")
     assert r["timings"]["calibration"][0] > 0

@@ -2,6 +2,7 @@
 concurrency), the prepared cache (reuse, alteration), local archives, offline use, and the
 CLI end to end. Archives are small ones in the real formats (tests/archives.py), served by a
 real HTTP server on 127.0.0.1."""
+
 import io
 import json
 import os
@@ -42,8 +43,9 @@ def cifar(tmp_path):
 
 
 def source(sums, urls, filename=CIFAR, **extra):
-    return config.ArchiveConfig(filename=filename, urls=list(urls), size=sums["size"],
-                                md5=sums["md5"], **extra)
+    return config.ArchiveConfig(
+        filename=filename, urls=list(urls), size=sums["size"], md5=sums["md5"], **extra
+    )
 
 
 def real_config(tmp_path, cifar10_source=None, imdb_source=None, **extra):
@@ -61,11 +63,13 @@ def closed_port_url(name):
 
 
 def published(directory):
-    return sorted(p.name for p in directory.rglob("*") if p.is_file()
-                  and not p.name.endswith(".lock"))
+    return sorted(
+        p.name for p in directory.rglob("*") if p.is_file() and not p.name.endswith(".lock")
+    )
 
 
 # ---- the archive formats ------------------------------------------------------------------
+
 
 def test_cifar_archive_becomes_float32_nchw_in_batch_order(cifar):
     path, raw, _ = cifar
@@ -90,7 +94,7 @@ class Exploit:
 def test_cifar_reader_rejects_incomplete_truncated_and_foreign_archives(tmp_path, cifar):
     path = cifar[0]
     truncated = tmp_path / "truncated.tar.gz"
-    truncated.write_bytes(path.read_bytes()[:len(path.read_bytes()) // 2])
+    truncated.write_bytes(path.read_bytes()[: len(path.read_bytes()) // 2])
     with pytest.raises(DataError, match="truncated.tar.gz is not a valid CIFAR-10 archive"):
         cifar10.read(truncated)
     incomplete, foreign = tmp_path / "incomplete.tar.gz", tmp_path / "foreign.tar.gz"
@@ -133,8 +137,10 @@ def test_imdb_npz_is_read_in_keras_order_and_preprocessed(tmp_path):
 
 # ---- downloading ---------------------------------------------------------------------------
 
+
 def test_download_is_verified_published_once_and_reported_in_plain_lines(
-        tmp_path, cifar, archive_server, capsys):
+    tmp_path, cifar, archive_server, capsys
+):
     path, _, sums = cifar
     archive_server.serve(CIFAR, path.read_bytes())
     url = archive_server.url(CIFAR)
@@ -151,8 +157,9 @@ def test_download_is_verified_published_once_and_reported_in_plain_lines(
 
 
 @pytest.mark.parametrize("ranges", [True, False], ids=["resumed", "restarted"])
-def test_dropped_connection_is_resumed_or_restarted(tmp_path, cifar, archive_server, capsys,
-                                                     ranges):
+def test_dropped_connection_is_resumed_or_restarted(
+    tmp_path, cifar, archive_server, capsys, ranges
+):
     path, _, sums = cifar
     cut = sums["size"] // 3
     archive_server.serve(CIFAR, path.read_bytes(), drops=1, drop_after=cut, ranges=ranges)
@@ -164,8 +171,9 @@ def test_dropped_connection_is_resumed_or_restarted(tmp_path, cifar, archive_ser
     assert ("resuming" in err) is ranges
 
 
-def test_mirrors_are_tried_in_order_and_a_bad_copy_is_never_kept(tmp_path, cifar,
-                                                                  archive_server, capsys):
+def test_mirrors_are_tried_in_order_and_a_bad_copy_is_never_kept(
+    tmp_path, cifar, archive_server, capsys
+):
     path, _, sums = cifar
     good = path.read_bytes()
     archive_server.serve("bad/" + CIFAR, good[:-1] + bytes([good[-1] ^ 1]))  # same size
@@ -183,8 +191,7 @@ def test_mirrors_are_tried_in_order_and_a_bad_copy_is_never_kept(tmp_path, cifar
     assert published(tmp_path / "b") == []
 
 
-def test_truncated_download_is_not_published_and_is_resumed_later(tmp_path, cifar,
-                                                                   archive_server):
+def test_truncated_download_is_not_published_and_is_resumed_later(tmp_path, cifar, archive_server):
     path, _, sums = cifar
     archive_server.serve(CIFAR, path.read_bytes(), drops=2, drop_after=1000)
     src = source(sums, [archive_server.url(CIFAR)])
@@ -213,6 +220,7 @@ def test_corrupt_archive_is_deleted_and_nothing_is_prepared(tmp_path, archive_se
 
 # ---- the prepared cache --------------------------------------------------------------------
 
+
 @pytest.fixture
 def prepared_cifar(tmp_path, cifar, archive_server):
     path, _, sums = cifar
@@ -229,8 +237,9 @@ def no_hashing(monkeypatch):
     monkeypatch.setattr(cache, "digests", refuse)
 
 
-def test_prepared_entry_opens_by_stat_alone_with_no_network(prepared_cifar, archive_server,
-                                                            monkeypatch):
+def test_prepared_entry_opens_by_stat_alone_with_no_network(
+    prepared_cifar, archive_server, monkeypatch
+):
     cfg, entry, manifest, expected = prepared_cifar
     assert manifest["source"]["url"] == archive_server.url(CIFAR)
     assert manifest["source"]["md5"] == cfg.cifar10.md5
@@ -242,8 +251,9 @@ def test_prepared_entry_opens_by_stat_alone_with_no_network(prepared_cifar, arch
     assert len(archive_server.gets(CIFAR)) == 1
 
 
-def test_altered_cache_file_is_detected_and_prepared_again_offline(prepared_cifar,
-                                                                   archive_server, capsys):
+def test_altered_cache_file_is_detected_and_prepared_again_offline(
+    prepared_cifar, archive_server, capsys
+):
     cfg, entry, manifest, expected = prepared_cifar
     cfg.cifar10.urls = [closed_port_url(CIFAR)]  # the kept archive is enough
     target = entry / "test_x.npy"
@@ -267,8 +277,9 @@ def test_altered_cache_file_is_detected_and_prepared_again_offline(prepared_cifa
     assert len(archive_server.gets(CIFAR)) == 1
 
 
-def test_mtime_alone_is_rehashed_once_and_verify_rehashes_everything(prepared_cifar,
-                                                                     monkeypatch, capsys):
+def test_mtime_alone_is_rehashed_once_and_verify_rehashes_everything(
+    prepared_cifar, monkeypatch, capsys
+):
     cfg, entry, manifest, _ = prepared_cifar
     target = entry / "train_x.npy"
     recorded = manifest["files"]["train_x.npy"]["mtime_ns"]
@@ -328,6 +339,7 @@ def test_resnet50_keeps_random_images_under_data_real(tmp_path):
 
 # ---- configuration -------------------------------------------------------------------------
 
+
 def compose_typed(*overrides):
     config.register()
     with initialize_config_dir(config_dir=str(bench.conf_dir()), version_base="1.3"):
@@ -339,12 +351,16 @@ def test_shipped_sources_are_spec_values():
     cfg = compose_typed("data=real")
     assert type(cfg.data) is config.RealDataConfig
     c = cfg.data.cifar10
-    size, md5, url = re.search(r"`(cifar-10-python\.tar\.gz)`, ([\d,]+) bytes, MD5 `(\w+)`,\s+"
-                               r"canonical URL `(\S+)`", spec_md).groups()[1:]
+    size, md5, url = re.search(
+        r"`(cifar-10-python\.tar\.gz)`, ([\d,]+) bytes, MD5 `(\w+)`,\s+"
+        r"canonical URL `(\S+)`",
+        spec_md,
+    ).groups()[1:]
     assert (c.filename, c.size, c.md5, c.urls) == (CIFAR, int(size.replace(",", "")), md5, [url])
     i = cfg.data.imdb
-    url, sha256 = re.search(r"canonical\s+URL `(\S+imdb\.npz)`,\s+SHA-256\s+`(\w+)`",
-                            spec_md).groups()
+    url, sha256 = re.search(
+        r"canonical\s+URL `(\S+imdb\.npz)`,\s+SHA-256\s+`(\w+)`", spec_md
+    ).groups()
     assert (i.filename, i.urls, i.sha256) == ("imdb.npz", [url], sha256)
     assert type(compose_typed().data) is config.DataConfig  # synthetic stays the default
     with pytest.raises(ConfigCompositionException):
@@ -353,14 +369,20 @@ def test_shipped_sources_are_spec_values():
 
 # ---- the command line ----------------------------------------------------------------------
 
+
 def source_overrides(dataset, filename, sums, urls):
-    return [f"data.{dataset}.urls=[{','.join(urls)}]", f"data.{dataset}.size={sums['size']}",
-            f"data.{dataset}.md5={sums['md5']}", f"data.{dataset}.sha256={sums['sha256']}",
-            f"data.{dataset}.filename={filename}"]
+    return [
+        f"data.{dataset}.urls=[{','.join(urls)}]",
+        f"data.{dataset}.size={sums['size']}",
+        f"data.{dataset}.md5={sums['md5']}",
+        f"data.{dataset}.sha256={sums['sha256']}",
+        f"data.{dataset}.filename={filename}",
+    ]
 
 
 def test_concurrent_prepares_download_once_then_runs_need_no_network(
-        tmp_path, bench_env, cifar, archive_server, run_bench):
+    tmp_path, bench_env, cifar, archive_server, run_bench
+):
     path, raw, cifar_sums = cifar
     imdb_path = tmp_path / "archives" / "imdb.npz"
     imdb_archive(imdb_path, num_train=80, num_test=30)
@@ -370,13 +392,30 @@ def test_concurrent_prepares_download_once_then_runs_need_no_network(
     env = dict(bench_env, BENCH_CACHE_DIR=str(tmp_path / "cache"))
 
     def overrides(cifar_urls, imdb_urls):
-        return (source_overrides("cifar10", CIFAR, cifar_sums, cifar_urls)
-                + source_overrides("imdb", "imdb.npz", imdb_sums, imdb_urls))
+        return source_overrides("cifar10", CIFAR, cifar_sums, cifar_urls) + source_overrides(
+            "imdb", "imdb.npz", imdb_sums, imdb_urls
+        )
 
-    prepare = [sys.executable, "-m", "bench", "prepare", "task=cnn,rnn", "data=real",
-               *overrides([archive_server.url(CIFAR)], [archive_server.url("imdb.npz")])]
-    procs = [subprocess.Popen(prepare, env=env, cwd=tmp_path, stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    prepare = [
+        sys.executable,
+        "-m",
+        "bench",
+        "prepare",
+        "task=cnn,rnn",
+        "data=real",
+        *overrides([archive_server.url(CIFAR)], [archive_server.url("imdb.npz")]),
+    ]
+    procs = [
+        subprocess.Popen(
+            prepare,
+            env=env,
+            cwd=tmp_path,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(2)
+    ]
     outputs = [proc.communicate(timeout=120) for proc in procs]
     assert [proc.returncode for proc in procs] == [0, 0], outputs
     assert len(archive_server.gets(CIFAR)) == 1 and len(archive_server.gets("imdb.npz")) == 1
@@ -385,8 +424,9 @@ def test_concurrent_prepares_download_once_then_runs_need_no_network(
         assert re.search(r"^prepare rnn data=real: IMDB .* in .*imdb-v1-", out, re.M)
     assert not list((tmp_path / "cache").rglob("*.part"))
     offline = overrides([closed_port_url(CIFAR)], [closed_port_url("imdb.npz")])
-    run = run_bench("-m", "framework=fake", "preset=smoke", "task=cnn,rnn", "data=real",
-                    *offline, env=env)
+    run = run_bench(
+        "-m", "framework=fake", "preset=smoke", "task=cnn,rnn", "data=real", *offline, env=env
+    )
     assert run.returncode == 0, run.output
     results = [json.loads(p.read_text()) for p in run.result_paths]
     results = {r["config"]["task"]["name"]: r for r in results}
@@ -394,18 +434,28 @@ def test_concurrent_prepares_download_once_then_runs_need_no_network(
     assert results["cnn"]["test_examples"] == 20 and results["rnn"]["test_examples"] == 30
     assert results["cnn"]["train_examples"] == 80  # smoke asks for more: all there are
     assert results["cnn"]["data"]["source"]["url"] == archive_server.url(CIFAR)
-    verify = subprocess.run([sys.executable, "-m", "bench", "prepare", "--verify", "task=rnn",
-                             "data=real", *offline], env=env, cwd=tmp_path,
-                            capture_output=True, text=True, timeout=120)
+    verify = subprocess.run(
+        [sys.executable, "-m", "bench", "prepare", "--verify", "task=rnn", "data=real", *offline],
+        env=env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert verify.returncode == 0 and "altered" not in verify.stderr, verify.stderr
 
 
-def test_without_network_or_archive_the_run_stops_before_any_worker(tmp_path, bench_env,
-                                                                     run_bench):
+def test_without_network_or_archive_the_run_stops_before_any_worker(tmp_path, bench_env, run_bench):
     env = dict(bench_env, BENCH_CACHE_DIR=str(tmp_path / "cache"))
     url = closed_port_url("imdb.npz")
-    run = run_bench("framework=fake", "task=rnn", "data=real", "preset=smoke",
-                    f"data.imdb.urls=[{url}]", env=env)
+    run = run_bench(
+        "framework=fake",
+        "task=rnn",
+        "data=real",
+        "preset=smoke",
+        f"data.imdb.urls=[{url}]",
+        env=env,
+    )
     assert run.returncode == 1, run.output
     r = run.result
     assert r["status"] == "failed"

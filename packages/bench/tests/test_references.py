@@ -3,6 +3,7 @@ READMEs, YAML and R comments, Python comments and docstrings) exists, and every 
 the project named there (bench.run.slurm, bench_shared.quality.accuracy, ...) is one; Python
 comments, like the docs (test_docs.py), say what is, not what was. Read with ast, tokenize
 and regular expressions: the frameworks need not be importable here."""
+
 import ast
 import io
 import re
@@ -16,17 +17,24 @@ ROOT = Path(__file__).resolve().parents[3]
 # repository files whose text is not the project's prose: recorded results, generated locks
 NOT_PROSE = ("docs/results/", "locks/")
 # a path as prose writes it: a top folder of the repository or of a package, then parts
-PATH = re.compile(r"(?<![\w./<>{}$@:-])((?:\.\./)*(?:\.ci|packages|shared|conf|docs|benchmarks|"
-                  r"locks|bench|run|report|data|tools|tests|bench_\w+)/[\w.<>{}*-]*[\w*>}]"
-                  r"(?:/[\w.<>{}*-]+)*/?)")
+PATH = re.compile(
+    r"(?<![\w./<>{}$@:-])((?:\.\./)*(?:\.ci|packages|shared|conf|docs|benchmarks|"
+    r"locks|bench|run|report|data|tools|tests|bench_\w+)/[\w.<>{}*-]*[\w*>}]"
+    r"(?:/[\w.<>{}*-]+)*/?)"
+)
 MODULE = re.compile(r"(?<![\w./-])((?:bench|bench_\w+)(?:\.[A-Za-z_]\w*)+)")
 SUFFIXES = ("py", "json", "yaml", "md", "txt", "npz", "npy", "R", "log", "csv", "toml")
 HISTORY = re.compile(r"\b(?:issue \d+|stop \d+|earlier session)\b", re.I)
 
 
 def repository_files():
-    listed = subprocess.run(["git", "ls-files", "-co", "--exclude-standard"], cwd=ROOT,
-                            capture_output=True, text=True, check=True).stdout.split()
+    listed = subprocess.run(
+        ["git", "ls-files", "-co", "--exclude-standard"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
     return [ROOT / f for f in listed if (ROOT / f).is_file() and not f.startswith(NOT_PROSE)]
 
 
@@ -43,8 +51,9 @@ def python_prose(text):
         if isinstance(node, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             doc = ast.get_docstring(node, clean=False)
             if doc and isinstance(node.body[0], ast.Expr):
-                found += [(node.body[0].lineno + i, line)
-                          for i, line in enumerate(doc.splitlines())]
+                found += [
+                    (node.body[0].lineno + i, line) for i, line in enumerate(doc.splitlines())
+                ]
     return sorted(found)
 
 
@@ -57,8 +66,11 @@ def prose(path, text=None):
     if path.suffix == ".md":
         return list(enumerate(text.splitlines(), 1))
     if path.suffix in (".yaml", ".yml", ".toml", ".cfg", ".R", ".sh") or path.name == "run":
-        return [(n, line[line.index("#"):]) for n, line in enumerate(text.splitlines(), 1)
-                if "#" in line]
+        return [
+            (n, line[line.index("#") :])
+            for n, line in enumerate(text.splitlines(), 1)
+            if "#" in line
+        ]
     return []
 
 
@@ -69,8 +81,13 @@ def path_exists(named, where):
     if any(c in named for c in "<>{}*"):
         return True
     parts = where.relative_to(ROOT).parts
-    bases = [ROOT, ROOT / "packages", ROOT / "packages/bench/bench", where.parent,
-             *sorted(ROOT.glob("packages/*"))]
+    bases = [
+        ROOT,
+        ROOT / "packages",
+        ROOT / "packages/bench/bench",
+        where.parent,
+        *sorted(ROOT.glob("packages/*")),
+    ]
     if parts[0] == "packages":
         bases.append(ROOT / "packages" / parts[1])
     return any((base / named).exists() for base in bases)
@@ -145,11 +162,14 @@ def test_every_path_and_module_named_exists(path):
 
 
 def test_the_check_finds_a_gone_path_a_gone_module_and_history():
-    text = ('"""See run/benchmark.py and bench/tune.py, bench.run.slurm.place and\n'
-            'bench.run.slurm.gone, bench_shared.metrics, conf/framework/<fw>.yaml."""\n'
-            "# the fix from issue 12\nx = 'data/not/prose.py'\n")
+    text = (
+        '"""See run/benchmark.py and bench/tune.py, bench.run.slurm.place and\n'
+        'bench.run.slurm.gone, bench_shared.metrics, conf/framework/<fw>.yaml."""\n'
+        "# the fix from issue 12\nx = 'data/not/prose.py'\n"
+    )
     assert stale(ROOT / "packages" / "bench" / "bench" / "example.py", text) == [
         "packages/bench/bench/example.py:1: no such path bench/tune.py",
         "packages/bench/bench/example.py:2: no such module or name bench.run.slurm.gone",
         "packages/bench/bench/example.py:2: no such module or name bench_shared.metrics",
-        "packages/bench/bench/example.py:3: history in a comment: # the fix from issue 12"]
+        "packages/bench/bench/example.py:3: history in a comment: # the fix from issue 12",
+    ]

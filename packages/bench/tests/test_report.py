@@ -1,5 +1,6 @@
 """`python -m bench report` from fixture result files with known numbers: the markdown table's
 cells, the CSV's rows, the PNG charts' bars, the baseline flags and the 2018 reference."""
+
 import csv
 import json
 from pathlib import Path
@@ -45,7 +46,8 @@ def write_results(directory: Path, specs):
         run_dir = directory / f"job{i}"
         run_dir.mkdir(parents=True)
         (run_dir / "result.json").write_text(
-            json.dumps(make_result(fw, task, seconds, acc, status, device, seed=i)))
+            json.dumps(make_result(fw, task, seconds, acc, status, device, seed=i))
+        )
     return directory
 
 
@@ -60,33 +62,47 @@ def test_markdown_table_has_the_seeds_layout_with_known_cells(current, tmp_path)
     text = (out / "report.md").read_text()
     table = parse_table(text)
     assert list(table) == ["PyTorch", "TensorFlow"]
-    columns = [f"CNN {CPU_COLUMN}", f"CNN {GPU_COLUMN}", f"ResNet-50 {GPU_COLUMN}",
-               f"RNN {GPU_COLUMN}"]
+    columns = [
+        f"CNN {CPU_COLUMN}",
+        f"CNN {GPU_COLUMN}",
+        f"ResNet-50 {GPU_COLUMN}",
+        f"RNN {GPU_COLUMN}",
+    ]
     assert list(table["PyTorch"]) == [c + x for c in columns for x in ("", " ×")]
     # every run is preset=full: the cells are total time, the 2018 table's figure
     assert "Cells: total time (s (every epoch) for training, s per 1000 images" in text
     assert table["PyTorch"] == {
-        f"CNN {CPU_COLUMN}": "1500 (n=1) · 78.0 %", f"CNN {CPU_COLUMN} ×": "1.00",
+        f"CNN {CPU_COLUMN}": "1500 (n=1) · 78.0 %",
+        f"CNN {CPU_COLUMN} ×": "1.00",
         f"CNN {GPU_COLUMN}": "51.0 (50.0–54.0, n=3) · 77.6 %",  # median, min-max, 3 runs
         f"CNN {GPU_COLUMN} ×": "1.00",
-        f"ResNet-50 {GPU_COLUMN}": "1.90 (n=1)", f"ResNet-50 {GPU_COLUMN} ×": "1.00",
-        f"RNN {GPU_COLUMN}": "16.0 (n=1) · 85.5 %", f"RNN {GPU_COLUMN} ×": "1.00",
+        f"ResNet-50 {GPU_COLUMN}": "1.90 (n=1)",
+        f"ResNet-50 {GPU_COLUMN} ×": "1.00",
+        f"RNN {GPU_COLUMN}": "16.0 (n=1) · 85.5 %",
+        f"RNN {GPU_COLUMN} ×": "1.00",
     }
     assert table["TensorFlow"] == {
-        f"CNN {CPU_COLUMN}": "", f"CNN {CPU_COLUMN} ×": "",  # unsupported: left out
-        f"CNN {GPU_COLUMN}": "57.0 (n=1) · 77.1 %", f"CNN {GPU_COLUMN} ×": "1.12",  # 57 / 51
-        f"ResNet-50 {GPU_COLUMN}": "", f"ResNet-50 {GPU_COLUMN} ×": "",  # not run
-        f"RNN {GPU_COLUMN}": "failed", f"RNN {GPU_COLUMN} ×": "",
+        f"CNN {CPU_COLUMN}": "",
+        f"CNN {CPU_COLUMN} ×": "",  # unsupported: left out
+        f"CNN {GPU_COLUMN}": "57.0 (n=1) · 77.1 %",
+        f"CNN {GPU_COLUMN} ×": "1.12",  # 57 / 51
+        f"ResNet-50 {GPU_COLUMN}": "",
+        f"ResNet-50 {GPU_COLUMN} ×": "",  # not run
+        f"RNN {GPU_COLUMN}": "failed",
+        f"RNN {GPU_COLUMN} ×": "",
     }
     assert "All runs: fp32, data synthetic, preset full." in text
     # hyperfine's sentence; one run on a side: the ratio has no interval, and says so
-    assert (f"PyTorch ran 1.12× faster than TensorFlow on CNN {GPU_COLUMN} (n=1: no interval)"
-            in text)
+    assert (
+        f"PyTorch ran 1.12× faster than TensorFlow on CNN {GPU_COLUMN} (n=1: no interval)" in text
+    )
     # the legend names what the table shows, and only that
     legend = text.split("\n\n")[0]
     assert "failed: the run failed" in legend
-    assert "blank: not run, or refused before running (unsupported; `--status all` shows " \
-           "them)" in legend
+    assert (
+        "blank: not run, or refused before running (unsupported; `--status all` shows "
+        "them)" in legend
+    )
     assert "DenseNet" not in legend and "invalid:" not in legend and "—:" not in legend
 
 
@@ -96,13 +112,17 @@ def test_csv_has_one_flat_row_per_run(current, tmp_path):
     with open(out / "results.csv") as f:
         rows = list(csv.DictReader(f))
     assert len(rows) == len(CURRENT)  # repeats are rows of their own here
-    torch_gpu_cnn = [r for r in rows if (r["framework"], r["task"], r["device"])
-                     == ("torch", "cnn", "gpu")]
+    torch_gpu_cnn = [
+        r for r in rows if (r["framework"], r["task"], r["device"]) == ("torch", "cnn", "gpu")
+    ]
     assert sorted(float(r["train_seconds"]) for r in torch_gpu_cnn) == [50.0, 51.0, 54.0]
     assert {r["hardware"] for r in torch_gpu_cnn} == {P100}
     failed = next(r for r in rows if r["status"] == "failed")
     assert (failed["framework"], failed["task"], failed["train_seconds"]) == (
-        "tensorflow", "rnn", "")
+        "tensorflow",
+        "rnn",
+        "",
+    )
     assert failed["error"] == "tensorflow rnn: failed on purpose"
     resnet = next(r for r in rows if r["task"] == "resnet50")
     assert float(resnet["seconds_per_1000_images"]) == 1.9
@@ -116,11 +136,14 @@ def test_png_charts_show_the_medians(current, tmp_path):
         assert (out / f"{task}.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n", task
     grid = Grid(collect([current], every=True))  # refused runs too (`--status all`)
     axes = charts.task_figure(grid, "cnn").axes[0]
-    heights = {(bars.get_label(), round(bar.get_x() + bar.get_width() / 2, 3)): bar.get_height()
-               for bars in axes.containers if isinstance(bars, BarContainer) for bar in bars}
+    heights = {
+        (bars.get_label(), round(bar.get_x() + bar.get_width() / 2, 3)): bar.get_height()
+        for bars in axes.containers
+        if isinstance(bars, BarContainer)
+        for bar in bars
+    }
     # rows PyTorch (x=0), TensorFlow (x=1); columns CPU (left), GPU (right)
-    assert heights == {(CPU_COLUMN, -0.2): 1500.0, (GPU_COLUMN, 0.2): 51.0,
-                       (GPU_COLUMN, 1.2): 57.0}
+    assert heights == {(CPU_COLUMN, -0.2): 1500.0, (GPU_COLUMN, 0.2): 51.0, (GPU_COLUMN, 1.2): 57.0}
     texts = [t.get_text() for t in axes.texts]
     assert "unsupported" in texts  # TensorFlow's unsupported CPU run is marked, not drawn
 
@@ -128,27 +151,42 @@ def test_png_charts_show_the_medians(current, tmp_path):
 def test_baseline_flags_slower_less_accurate_and_failed(current, tmp_path):
     old = write_results(tmp_path / "baseline", BASELINE)
     out = tmp_path / "report"
-    status = command.main([str(current), "--baseline", str(old), "--out", str(out),
-                          "--no-charts"])
+    status = command.main([str(current), "--baseline", str(old), "--out", str(out), "--no-charts"])
     assert status == 1  # something is flagged
     text = (out / "report.md").read_text()
     assert "2 of 4 configurations found in both flagged" in text
     assert "2 need ≥ 2 runs each to be judged" in text
     # one line per configuration: (framework, task, hardware) -> the other cells
-    lines = [line for line in text.split("Against the baseline")[1].splitlines()
-             if line.startswith(("| PyTorch", "| TensorFlow"))]
-    cells = {tuple(c.strip() for c in line.split("|")[1:4]):
-             [c.strip() for c in line.split("|")[4:-1]] for line in lines}
+    lines = [
+        line
+        for line in text.split("Against the baseline")[1].splitlines()
+        if line.startswith(("| PyTorch", "| TensorFlow"))
+    ]
+    cells = {
+        tuple(c.strip() for c in line.split("|")[1:4]): [c.strip() for c in line.split("|")[4:-1]]
+        for line in lines
+    }
     # 4 in both, 2 in the current results only (the unsupported one is left out)
     assert len(cells) == len(lines) == 6
     assert cells[("PyTorch", "CNN", f"{GPU_COLUMN} fp32")] == [
-        "45.5 (45.0–46.0, n=2) · 80.1 %", "51.0 (50.0–54.0, n=3) · 77.6 %",
-        "0.89× (0.83–0.92)", "-2.5", "**slower, less accurate**"]
+        "45.5 (45.0–46.0, n=2) · 80.1 %",
+        "51.0 (50.0–54.0, n=3) · 77.6 %",
+        "0.89× (0.83–0.92)",
+        "-2.5",
+        "**slower, less accurate**",
+    ]
     # one run each: said, not flagged (a busy machine moves one run by more than 10 %)
     assert cells[("PyTorch", "RNN", f"{GPU_COLUMN} fp32")][2:] == [
-        "0.99× (0.99–0.99)", "-0.1", "needs ≥ 2 runs each (has 1 and 1)"]
-    assert cells[("TensorFlow", "RNN", f"{GPU_COLUMN} fp32")][1:] == ["failed", "", "",
-                                                                      "**failed**"]
+        "0.99× (0.99–0.99)",
+        "-0.1",
+        "needs ≥ 2 runs each (has 1 and 1)",
+    ]
+    assert cells[("TensorFlow", "RNN", f"{GPU_COLUMN} fp32")][1:] == [
+        "failed",
+        "",
+        "",
+        "**failed**",
+    ]
     assert cells[("TensorFlow", "CNN", f"{GPU_COLUMN} fp32")][4].startswith("needs ≥ 2 runs each")
     assert cells[("PyTorch", "CNN", f"{CPU_COLUMN} fp32")][4] == "no baseline"
 
@@ -169,11 +207,16 @@ def test_baseline_threshold_is_respected(current, tmp_path):
 def test_baseline_from_other_hardware_matches_nothing(current, tmp_path):
     other = tmp_path / "other" / "job"
     other.mkdir(parents=True)
-    (other / "result.json").write_text(json.dumps(
-        make_result("torch", "cnn", 40.0, 0.78, gpu="Tesla V100-SXM2-16GB")))
+    (other / "result.json").write_text(
+        json.dumps(make_result("torch", "cnn", 40.0, 0.78, gpu="Tesla V100-SXM2-16GB"))
+    )
     out = tmp_path / "report"
-    assert command.main([str(current), "--baseline", str(other.parent), "--out", str(out),
-                        "--no-charts"]) == 0
+    assert (
+        command.main(
+            [str(current), "--baseline", str(other.parent), "--out", str(out), "--no-charts"]
+        )
+        == 0
+    )
     assert "No configuration matches" in (out / "report.md").read_text()
 
 
@@ -194,8 +237,14 @@ def test_reference_data_file_is_specs_table():
     """reference_2018.csv holds exactly SPEC.md's 2018 table."""
     spec = SPEC_MD.read_text().split("## The 2018 reference results")[1]
     lines = [line for line in spec.splitlines() if line.startswith("|")][2:]
-    columns = [("cnn", "K80"), ("cnn", "P100"), ("resnet50", "K80"), ("resnet50", "P100"),
-               ("rnn", "K80"), ("rnn", "P100")]
+    columns = [
+        ("cnn", "K80"),
+        ("cnn", "P100"),
+        ("resnet50", "K80"),
+        ("resnet50", "P100"),
+        ("rnn", "K80"),
+        ("rnn", "P100"),
+    ]
     expected = {}
     for line in lines:
         name, *values = [c.strip() for c in line.strip().strip("|").split("|")]
@@ -247,8 +296,9 @@ def test_scaling_section_pairs_each_n_device_configuration_with_its_one_device_t
     the batch size) is no pair."""
     specs = [(1, 64, 100.0), (1, 64, 110.0), (2, 64, 150.0), (4, 64, 200.0), (2, 32, 90.0)]
     for i, (devices, batch, examples_per_second) in enumerate(specs):
-        r = make_result("torch", "densenet", 1000.0 / examples_per_second, 0.7, device="cpu",
-                        seed=i)
+        r = make_result(
+            "torch", "densenet", 1000.0 / examples_per_second, 0.7, device="cpu", seed=i
+        )
         r["config"]["devices"] = devices
         r["config"]["task"]["batch_size"] = batch
         r["stats"]["examples_per_second"] = examples_per_second
@@ -257,17 +307,23 @@ def test_scaling_section_pairs_each_n_device_configuration_with_its_one_device_t
     out = tmp_path / "report"
     assert command.main([str(tmp_path), "--out", str(out), "--no-charts"]) == 0
     text = (out / "report.md").read_text()
-    section = text[text.index("Data-parallel scaling"):]
+    section = text[text.index("Data-parallel scaling") :]
     rows = {(r["devices"], r["speed-up"]): r for r in parse_table(section).values()}
     single = 105.0  # the median of the one-device repeats
-    assert rows[("2", f"{150 / single:.2f}x")]["scaling efficiency"] == \
-        f"{100 * 150 / single / 2:.1f} %"
-    assert rows[("4", f"{200 / single:.2f}x")]["scaling efficiency"] == \
-        f"{100 * 200 / single / 4:.1f} %"
+    assert (
+        rows[("2", f"{150 / single:.2f}x")]["scaling efficiency"]
+        == f"{100 * 150 / single / 2:.1f} %"
+    )
+    assert (
+        rows[("4", f"{200 / single:.2f}x")]["scaling efficiency"]
+        == f"{100 * 200 / single / 4:.1f} %"
+    )
     assert len(rows) == 2  # the batch-32 run has no one-device twin
     with open(out / "results.csv") as f:
-        efficiency = {(row["devices"], row["examples_per_second"]): row["scaling_efficiency"]
-                      for row in csv.DictReader(f)}
+        efficiency = {
+            (row["devices"], row["examples_per_second"]): row["scaling_efficiency"]
+            for row in csv.DictReader(f)
+        }
     assert float(efficiency[("2", "150.0")]) == pytest.approx(150 / single / 2)
     assert efficiency[("1", "100.0")] == "" and efficiency[("2", "90.0")] == ""
 
@@ -282,8 +338,9 @@ def test_report_html_into_an_existing_file_is_one_line(run_bench, tmp_path):
     page.write_text("mine")
     report = run_bench("report", str(run.result_paths[0]), "--no-charts", "--html", str(page))
     assert report.returncode == 2 and "Traceback" not in report.output, report.output
-    assert (f"report: --html {page} is a file; --html names the directory that gets "
-            f"index.html") in report.output
+    assert (
+        f"report: --html {page} is a file; --html names the directory that gets index.html"
+    ) in report.output
     assert page.read_text() == "mine"
 
 

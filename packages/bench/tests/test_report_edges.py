@@ -3,6 +3,7 @@ dates it orders a history by, a directory of interrupted runs only, thresholds t
 numbers, `--into` a read-only file or file system, two reports into one directory at once,
 `--baseline OLD NEW`, `--html` onto a directory of results, history.md, one spelling of each
 status."""
+
 import csv
 import json
 import re
@@ -30,11 +31,19 @@ def test_a_history_refuses_a_finished_date_in_another_format(run_bench, tmp_path
     paths = sorted((tmp_path / "results").rglob("result.json"))
     result = json.loads(paths[1].read_text())
     paths[1].write_text(json.dumps(dict(result, finished="12/02/2026 10:00")))
-    run = run_bench("report", "--history", str(tmp_path / "results"), "--out",
-                    str(tmp_path / "r"), "--no-charts")
+    run = run_bench(
+        "report",
+        "--history",
+        str(tmp_path / "results"),
+        "--out",
+        str(tmp_path / "r"),
+        "--no-charts",
+    )
     assert run.returncode == 0, run.output
-    assert (f'report: skipping {paths[1]}: finished: "12/02/2026 10:00" is not valid (format: '
-            f'"date-time", e.g. 2026-12-02T10:00:00+00:00)') in run.output
+    assert (
+        f'report: skipping {paths[1]}: finished: "12/02/2026 10:00" is not valid (format: '
+        f'"date-time", e.g. 2026-12-02T10:00:00+00:00)'
+    ) in run.output
     with open(tmp_path / "r" / "results.csv") as f:
         assert len(f.read().splitlines()) == 2  # the header and the valid run
 
@@ -51,24 +60,37 @@ def test_a_directory_whose_only_run_was_interrupted_says_so(bench_env, run_bench
     assert refused.returncode == 2, refused.output
     assert lines_of(refused) == [
         f"report: no result to report in {runs}: left out 1 interrupted run (--interrupted "
-        f"includes it)"]
-    shown = run_bench("report", str(runs), "--interrupted", "--no-charts", "--out",
-                      str(tmp_path / "r"))
+        f"includes it)"
+    ]
+    shown = run_bench(
+        "report", str(runs), "--interrupted", "--no-charts", "--out", str(tmp_path / "r")
+    )
     assert shown.returncode == 0, shown.output
     assert parse_table(shown.output)["Fake (numpy)"]["CNN"] == "interrupted"
 
 
 def test_thresholds_that_are_not_finite_fractions_are_refused(run_bench, tmp_path):
     assert run_bench(*CNN).returncode == 0
-    for option, value in [("--min-change", "nan"), ("--min-change", "inf"),
-                          ("--min-change", "-5"), ("--accuracy-drop", "nan"),
-                          ("--min-runs", "0")]:
-        run = run_bench("report", str(tmp_path / "results"), "--baseline",
-                        str(tmp_path / "results"), f"{option}={value}", "--no-charts")
+    for option, value in [
+        ("--min-change", "nan"),
+        ("--min-change", "inf"),
+        ("--min-change", "-5"),
+        ("--accuracy-drop", "nan"),
+        ("--min-runs", "0"),
+    ]:
+        run = run_bench(
+            "report",
+            str(tmp_path / "results"),
+            "--baseline",
+            str(tmp_path / "results"),
+            f"{option}={value}",
+            "--no-charts",
+        )
         assert run.returncode == 2, (option, value, run.output)
         assert "Traceback" not in run.output and re.search(
             rf"argument {option}.*: {re.escape(value)}: (a finite fraction, 0 or more|1 or more)",
-            run.output), run.output
+            run.output,
+        ), run.output
     assert not (tmp_path / "results" / "reports").exists()
 
 
@@ -85,7 +107,8 @@ def test_into_a_read_only_file_is_refused_and_the_file_left_as_it_was(run_bench,
     assert run.returncode == 2, run.output
     assert lines_of(run) == [
         f"report: --into {doc}: the file is read-only (mode 0444); it is left as it is: make "
-        f"it writable (chmod u+w {doc}) to regenerate its table"]
+        f"it writable (chmod u+w {doc}) to regenerate its table"
+    ]
     assert doc.read_text() == MARKED.format(results=results)
     assert stat.S_IMODE(doc.stat().st_mode) == 0o444
     # a writable file keeps its own mode when its table is written
@@ -103,7 +126,8 @@ def test_into_a_file_on_a_read_only_file_system_is_one_line(run_bench, tmp_path)
     run = run_bench("report", str(results), "--into", str(doc), read_only=[docs])
     assert run.returncode == 2, run.output
     assert lines_of(run) == [
-        f"report: --into {doc}: cannot write it: it is on a read-only file system"]
+        f"report: --into {doc}: cannot write it: it is on a read-only file system"
+    ]
     assert doc.read_text() == MARKED.format(results=results)
 
 
@@ -114,14 +138,22 @@ def test_two_reports_into_one_directory_leave_one_whole_report(run_bench, bench_
     assert run_bench(*CNN).returncode == 0
     assert run_bench(*FAST, "task=rnn").returncode == 0
     runs = sorted((tmp_path / "results" / "runs").iterdir())
-    by_task = {json.loads((r / "result.json").read_text())["config"]["task"]["name"]: r
-               for r in runs}
+    by_task = {
+        json.loads((r / "result.json").read_text())["config"]["task"]["name"]: r for r in runs
+    }
     same = tmp_path / "same"
     for attempt in range(5):
-        procs = [subprocess.Popen([sys.executable, "-m", "bench", "report", str(path), "--out",
-                                   str(same)], cwd=tmp_path, env=bench_env,
-                                  stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-                 for path in (by_task["cnn"], by_task["rnn"])]
+        procs = [
+            subprocess.Popen(
+                [sys.executable, "-m", "bench", "report", str(path), "--out", str(same)],
+                cwd=tmp_path,
+                env=bench_env,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                text=True,
+            )
+            for path in (by_task["cnn"], by_task["rnn"])
+        ]
         outputs = [p.communicate(timeout=600)[0] for p in procs]
         assert [p.returncode for p in procs] == [0, 0], outputs
         data = json.loads((same / "report.json").read_text())
@@ -131,21 +163,32 @@ def test_two_reports_into_one_directory_leave_one_whole_report(run_bench, bench_
         assert {c["task"] for c in data["cells"]} == {task}, attempt
         csv_text = (same / "results.csv").read_text()
         assert source in csv_text and str(by_task[other]) not in csv_text, attempt
-        header = next(line for line in (same / "report.md").read_text().splitlines()
-                      if line.startswith("| framework |"))
+        header = next(
+            line
+            for line in (same / "report.md").read_text().splitlines()
+            if line.startswith("| framework |")
+        )
         assert task.upper() in header and other.upper() not in header, (attempt, header)
         charts = {p.name for p in same.glob("*.png")}
         assert charts == {f"{task}.png", f"curves_{task}.png"}, (attempt, charts)
-        assert not [p for p in same.iterdir() if p.name.startswith(".report-")
-                    and p.is_dir()], attempt
+        assert not [p for p in same.iterdir() if p.name.startswith(".report-") and p.is_dir()], (
+            attempt
+        )
 
 
 def test_baseline_then_the_new_results_reads_both(run_bench, tmp_path):
     assert run_bench("-m", *CNN, "sweep=old").returncode == 0
     assert run_bench("-m", *CNN, "sweep=new").returncode == 0
     sweeps = tmp_path / "results" / "sweeps"
-    run = run_bench("report", "--baseline", str(sweeps / "old"), str(sweeps / "new"),
-                    "--no-charts", "--out", str(tmp_path / "r"))
+    run = run_bench(
+        "report",
+        "--baseline",
+        str(sweeps / "old"),
+        str(sweeps / "new"),
+        "--no-charts",
+        "--out",
+        str(tmp_path / "r"),
+    )
     assert run.returncode in (0, 1), run.output
     data = json.loads((tmp_path / "r" / "report.json").read_text())
     assert data["sources"] == [str(sweeps / "new")]
@@ -164,8 +207,16 @@ def test_html_onto_a_directory_of_results_without_paths_is_refused(run_bench, tm
     empty = run_bench("report", "--html", str(tmp_path / "page"), "--no-code")
     assert empty.returncode == 2 and "would be an empty page" in empty.output
     assert not (tmp_path / "page").exists()
-    asked = run_bench("report", str(sweep), "--html", str(sweep), "--no-code", "--no-charts",
-                      "--out", str(tmp_path / "r"))
+    asked = run_bench(
+        "report",
+        str(sweep),
+        "--html",
+        str(sweep),
+        "--no-code",
+        "--no-charts",
+        "--out",
+        str(tmp_path / "r"),
+    )
     assert asked.returncode == 0 and (sweep / "index.html").is_file()
 
 
@@ -173,8 +224,9 @@ def test_history_writes_history_md(run_bench, tmp_path):
     for seed in (0, 1):
         assert run_bench(*CNN, f"seed={seed}").returncode == 0
     out = tmp_path / "r"
-    run = run_bench("report", "--history", str(tmp_path / "results"), "--out", str(out),
-                    "--no-charts")
+    run = run_bench(
+        "report", "--history", str(tmp_path / "results"), "--out", str(out), "--no-charts"
+    )
     assert run.returncode == 0, run.output
     history = (out / "history.md").read_text()
     assert history.startswith(("History, by", "No history"))
@@ -184,10 +236,18 @@ def test_history_writes_history_md(run_bench, tmp_path):
 def test_a_status_is_spelled_one_way(run_bench, tmp_path):
     """not_installed in the sweep's counts, its summary and the report's --status all table."""
     run = run_bench("-m", *CNN, "framework=fake,torch", "sweep=s")
-    assert re.search(r"^sweep: 2 results in \d+:\d\d: 1 ok, 1 not_installed$", run.output,
-                     re.M), run.output
-    table = run_bench("report", str(tmp_path / "results"), "--status", "all", "--no-charts",
-                      "--out", str(tmp_path / "r"))
+    assert re.search(r"^sweep: 2 results in \d+:\d\d: 1 ok, 1 not_installed$", run.output, re.M), (
+        run.output
+    )
+    table = run_bench(
+        "report",
+        str(tmp_path / "results"),
+        "--status",
+        "all",
+        "--no-charts",
+        "--out",
+        str(tmp_path / "r"),
+    )
     assert parse_table(table.output)["PyTorch"]["CNN"] == "not_installed"
     assert "not_installed: its environment is not built on that host" in table.output
 
@@ -195,8 +255,10 @@ def test_a_status_is_spelled_one_way(run_bench, tmp_path):
 def test_results_csv_has_seed_and_peak_memory(run_bench, tmp_path):
     assert run_bench(*CNN, "seed=7").returncode == 0
     out = tmp_path / "r"
-    assert run_bench("report", str(tmp_path / "results"), "--out", str(out),
-                     "--no-charts").returncode == 0
+    assert (
+        run_bench("report", str(tmp_path / "results"), "--out", str(out), "--no-charts").returncode
+        == 0
+    )
     with open(out / "results.csv") as f:
         (row,) = list(csv.DictReader(f))
     assert row["seed"] == "7" and int(row["peak_rss_bytes"]) > 0
@@ -211,8 +273,14 @@ def test_the_report_directory_lists_only_its_own_files(run_bench, tmp_path):
     assert run_bench("report", str(tmp_path / "results"), "--out", str(out)).returncode == 0
     assert (out / "cnn.png").exists()
     (out / "notes.txt").write_text("mine")
-    assert run_bench("report", str(tmp_path / "results"), "--out", str(out),
-                     "--no-charts").returncode == 0
+    assert (
+        run_bench("report", str(tmp_path / "results"), "--out", str(out), "--no-charts").returncode
+        == 0
+    )
     assert sorted(p.name for p in out.iterdir() if not p.name.startswith(".")) == [
-        "notes.txt", "report.json", "report.md", "results.csv"]
+        "notes.txt",
+        "report.json",
+        "report.md",
+        "results.csv",
+    ]
     assert Path(out / "notes.txt").read_text() == "mine"

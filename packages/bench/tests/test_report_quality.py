@@ -5,6 +5,7 @@ second axis within one framework compared against its baseline value, the time-t
 table, the learning curves (PNG and the page's SVG), refused runs out of the tables, and the
 comparison=quality preset. Speed comparisons here hold on a busy machine: they rest on sleeps
 of tens of milliseconds per batch, or on the recorded figures themselves."""
+
 import csv
 import json
 import re
@@ -39,17 +40,31 @@ def test_an_interval_that_holds_one_reads_no_difference_shown(run_bench, bench_e
     sized = ["preset.train_examples=512", "preset.epochs=2"]  # 8 batches an epoch
     for eval_delay, extras in (("0", ("0", "200")), ("1", ("100", "100"))):
         for seed, extra in enumerate(extras):
-            run = run_bench(*FAST, *sized, f"seed={seed}",
-                            f"framework.options.eval_delay_ms={eval_delay}",
-                            env=dict(bench_env, FAKE_EXTRA_DELAY_MS=extra))
+            run = run_bench(
+                *FAST,
+                *sized,
+                f"seed={seed}",
+                f"framework.options.eval_delay_ms={eval_delay}",
+                env=dict(bench_env, FAKE_EXTRA_DELAY_MS=extra),
+            )
             assert run.returncode == 0, run.output
-    _, text, data = report(run_bench, tmp_path / "results", out=tmp_path / "r",
-                           args=["--no-charts"])
-    assert re.search(r"No difference shown between Fake \(numpy\) \[eval_delay_ms=\d\.0\] and "
-                     r"Fake \(numpy\) \[eval_delay_ms=\d\.0\] \(\d+\.\d\d×, (\d+\.\d\d)–(\d+\.\d\d)\) "
-                     r"on CNN", text), text
-    low, high = map(float, re.search(r"No difference shown .*?\((?:\d+\.\d\d)×, (\d+\.\d\d)–"
-                                     r"(\d+\.\d\d)\)", text).groups())
+    _, text, data = report(
+        run_bench, tmp_path / "results", out=tmp_path / "r", args=["--no-charts"]
+    )
+    assert re.search(
+        r"No difference shown between Fake \(numpy\) \[eval_delay_ms=\d\.0\] and "
+        r"Fake \(numpy\) \[eval_delay_ms=\d\.0\] \(\d+\.\d\d×, (\d+\.\d\d)–(\d+\.\d\d)\) "
+        r"on CNN",
+        text,
+    ), text
+    low, high = map(
+        float,
+        re.search(
+            r"No difference shown .*?\((?:\d+\.\d\d)×, (\d+\.\d\d)–"
+            r"(\d+\.\d\d)\)",
+            text,
+        ).groups(),
+    )
     assert low <= 1 <= high
     assert "faster than" not in text.split("By steady-state throughput")[1].split("\n\n")[1]
     # the × cell of the slower median carries the same interval
@@ -64,26 +79,34 @@ def test_an_interval_that_holds_one_reads_no_difference_shown(run_bench, bench_e
 def test_below_its_target_or_at_chance_a_configuration_is_never_faster(run_bench, tmp_path):
     """The fastest runs learn nothing (at chance) or miss an unreachable target; the slow one
     (20 ms a batch) reaches its target: it alone is ranked, by speed and by time to target."""
-    runs = [run_bench(*FAST, "framework.options.skip_training=true"),
-            run_bench(*FAST, "task.quality_target.synthetic=0.99"),
-            run_bench(*FAST, "framework.options.delay_ms=20")]
+    runs = [
+        run_bench(*FAST, "framework.options.skip_training=true"),
+        run_bench(*FAST, "task.quality_target.synthetic=0.99"),
+        run_bench(*FAST, "framework.options.delay_ms=20"),
+    ]
     assert [r.returncode for r in runs] == [0, 0, 0], [r.output for r in runs]
     chance, missed, good = (r.result for r in runs)
     assert missed["stats"]["target_reached"] is False and good["stats"]["target_reached"]
     assert chance["accuracy"] < 0.15
     for metric in ("steady", "time_to_target"):
-        _, text, data = report(run_bench, tmp_path / "results", out=tmp_path / metric,
-                               args=["--no-charts", "--metric", metric])
+        _, text, data = report(
+            run_bench,
+            tmp_path / "results",
+            out=tmp_path / metric,
+            args=["--no-charts", "--metric", metric],
+        )
         table = parse_table(text)
-        relative = {row: [v for k, v in cells.items() if k.endswith("×")][0]
-                    for row, cells in table.items()}
+        relative = {
+            row: [v for k, v in cells.items() if k.endswith("×")][0] for row, cells in table.items()
+        }
         assert row_of(relative, "skip_training=True") == "at chance"
         assert row_of(relative, "0.99") == "below target"
         assert row_of(relative, "delay_ms=20.0") == "1.00"
         sentences = text.split("By ")[1]
         assert "faster than" not in sentences, sentences
-        assert re.search(r"Not compared: .*\(below target\), .*\(at chance\) on CNN",
-                         sentences), sentences
+        assert re.search(r"Not compared: .*\(below target\), .*\(at chance\) on CNN", sentences), (
+            sentences
+        )
         warnings = [w for w in data["warnings"] if "not ranked" in w]
         assert len(warnings) == 2, data["warnings"]
         assert any("is at chance (a uniform guess: 10.0 %)" in w for w in warnings)
@@ -97,22 +120,38 @@ def test_below_its_target_or_at_chance_a_configuration_is_never_faster(run_bench
 def test_a_precision_sweep_is_compared_with_fp32(run_bench, tmp_path):
     """`-m precision=fp32,bf16`: each precision is its own column, and bf16 gets its ratio
     against fp32 in the same framework, with the interval and the time to target."""
-    sweep = run_bench("-m", *FAST, "precision=fp32,bf16", "seed=0,1",
-                      "framework.capabilities.precisions.cpu=[fp32,bf16]",
-                      "framework.options.delay_ms=20", "sweep=precisions")
+    sweep = run_bench(
+        "-m",
+        *FAST,
+        "precision=fp32,bf16",
+        "seed=0,1",
+        "framework.capabilities.precisions.cpu=[fp32,bf16]",
+        "framework.options.delay_ms=20",
+        "sweep=precisions",
+    )
     assert sweep.returncode == 0, sweep.output
     assert "precision=bf16 | precision=fp32 |" in sweep.output  # the sweep's own summary
-    _, text, data = report(run_bench, tmp_path / "results" / "sweeps" / "precisions",
-                           out=tmp_path / "r", args=["--no-charts"])
-    section = text[text.index("Within each framework"):]
+    _, text, data = report(
+        run_bench,
+        tmp_path / "results" / "sweeps" / "precisions",
+        out=tmp_path / "r",
+        args=["--no-charts"],
+    )
+    section = text[text.index("Within each framework") :]
     row = parse_table(section)["Fake (numpy)"]
-    assert (row["task"], row["setting"], row["against"]) == ("CNN", "precision=bf16",
-                                                            "precision=fp32")
+    assert (row["task"], row["setting"], row["against"]) == (
+        "CNN",
+        "precision=bf16",
+        "precision=fp32",
+    )
     assert re.fullmatch(r"\d\.\d\d× \(\d\.\d\d–\d\.\d\d\)", row["speed this / baseline"])
     assert re.match(r"\d\.\d\d× \(\d\.\d\d–\d\.\d\d\)", row["time to target this / baseline"])
     (setting,) = data["settings"]
     assert setting["speed"]["low"] is not None and setting["speed"]["verdict"] in (
-        "faster", "slower", "no difference shown")
+        "faster",
+        "slower",
+        "no difference shown",
+    )
     assert setting["time_to_target"]["ratio"] > 0
     import jsonschema
 
@@ -120,31 +159,45 @@ def test_a_precision_sweep_is_compared_with_fp32(run_bench, tmp_path):
 
 
 def test_an_option_is_compared_with_its_default_and_the_slower_setting_reads_slower(
-        run_bench, tmp_path):
+    run_bench, tmp_path
+):
     """delay_ms=60 against its default (0.0, from the framework's config): 60 ms of sleep in
     each of 32 batches an epoch makes it several times slower on any machine."""
-    sweep = run_bench("-m", *FAST, "seed=0,1", "framework.options.delay_ms=0,60",
-                      "sweep=option")
+    sweep = run_bench("-m", *FAST, "seed=0,1", "framework.options.delay_ms=0,60", "sweep=option")
     assert sweep.returncode == 0, sweep.output
-    _, text, data = report(run_bench, tmp_path / "results" / "sweeps" / "option",
-                           out=tmp_path / "r", args=["--no-charts"])
+    _, text, data = report(
+        run_bench,
+        tmp_path / "results" / "sweeps" / "option",
+        out=tmp_path / "r",
+        args=["--no-charts"],
+    )
     (setting,) = data["settings"]
     assert (setting["setting"], setting["against"]) == ("delay_ms=60.0", "delay_ms=0.0")
     assert setting["speed"]["verdict"] == "slower" and setting["speed"]["high"] < 1
-    assert re.search(r"delay_ms=60\.0 ran \d+\.\d\d× \(\d+\.\d\d–\d+\.\d\d\) slower than "
-                     r"delay_ms=0\.0", text), text
+    assert re.search(
+        r"delay_ms=60\.0 ran \d+\.\d\d× \(\d+\.\d\d–\d+\.\d\d\) slower than "
+        r"delay_ms=0\.0",
+        text,
+    ), text
 
 
 def test_time_to_target_table_curves_and_the_page(run_bench, tmp_path):
-    sweep = run_bench("-m", "framework=fake", "task=cnn,rnn", "preset=smoke", "seed=0,1",
-                      "sweep=curves")
+    sweep = run_bench(
+        "-m", "framework=fake", "task=cnn,rnn", "preset=smoke", "seed=0,1", "sweep=curves"
+    )
     assert sweep.returncode == 0, sweep.output
     out, page = tmp_path / "r", tmp_path / "page"
-    run, text, data = report(run_bench, tmp_path / "results" / "sweeps" / "curves", out=out,
-                             args=["--html", str(page), "--no-code"])
-    assert "Time to the quality target (targets: CNN 85.0 % test accuracy (synthetic data); " \
-           "RNN 85.0 % test accuracy (synthetic data))" in text
-    ttt = parse_table(text[text.index("Time to the quality target"):])
+    run, text, data = report(
+        run_bench,
+        tmp_path / "results" / "sweeps" / "curves",
+        out=out,
+        args=["--html", str(page), "--no-code"],
+    )
+    assert (
+        "Time to the quality target (targets: CNN 85.0 % test accuracy (synthetic data); "
+        "RNN 85.0 % test accuracy (synthetic data))" in text
+    )
+    ttt = parse_table(text[text.index("Time to the quality target") :])
     cell = ttt["Fake (numpy)"]["CNN"]
     assert re.match(r"\d+\.\d+ \(\d+\.\d+–\d+\.\d+, n=2\) · \d+\.\d %", cell), cell
     assert {c["task"] for c in data["time_to_target"]["cells"]} == {"cnn", "rnn"}
@@ -156,9 +209,15 @@ def test_time_to_target_table_curves_and_the_page(run_bench, tmp_path):
     assert len(charts) == 4  # accuracy and loss, per task
     # every point's values on hover (a <title>), a legend button per line, no network
     points = re.findall(r"<circle [^>]*><title>([^<]*)</title>", charts[0])
-    assert points and all(re.match(r"Fake \(numpy\): epoch \d, [\d.]+ s \(runs [\d.]+ to "
-                                   r"[\d.]+ s\), test accuracy [\d.]+ % \(runs [\d.]+ % to "
-                                   r"[\d.]+ %\), 2 runs$", p) for p in points), points[:3]
+    assert points and all(
+        re.match(
+            r"Fake \(numpy\): epoch \d, [\d.]+ s \(runs [\d.]+ to "
+            r"[\d.]+ s\), test accuracy [\d.]+ % \(runs [\d.]+ % to "
+            r"[\d.]+ %\), 2 runs$",
+            p,
+        )
+        for p in points
+    ), points[:3]
     assert re.search(r'<button type="button" data-series="0" aria-pressed="true"', html)
     assert "http://" not in html.replace('xmlns="http://www.w3.org/2000/svg"', "")
 
@@ -167,20 +226,27 @@ def test_refused_runs_stay_out_of_the_tables_unless_asked(run_bench, tmp_path):
     assert run_bench(*FAST).returncode == 0
     gpu = run_bench(*FAST, "device=gpu")
     assert gpu.returncode == 2 and gpu.result["status"] in ("unsupported", "not_installed")
-    run, text, data = report(run_bench, tmp_path / "results", out=tmp_path / "r",
-                             args=["--no-charts"])
+    run, text, data = report(
+        run_bench, tmp_path / "results", out=tmp_path / "r", args=["--no-charts"]
+    )
     assert "GPU" not in text.split("\n\n")[1]  # the table: no GPU column
     assert data["left_out"] == {gpu.result["status"]: 1}
-    assert f"report: left out 1 refused before running (1 {gpu.result['status']}; " \
-           f"--status all includes them)" in run.output
+    assert (
+        f"report: left out 1 refused before running (1 {gpu.result['status']}; "
+        f"--status all includes them)" in run.output
+    )
     with open(tmp_path / "r" / "results.csv") as f:
         rows = list(csv.DictReader(f))
     assert sorted(r["status"] for r in rows) == sorted(["ok", gpu.result["status"]])
     assert {"seed", "peak_rss_bytes", "time_to_target_s"} <= set(rows[0])
     ok = next(r for r in rows if r["status"] == "ok")
     assert ok["seed"] == "0" and int(ok["peak_rss_bytes"]) > 0
-    _, every, _ = report(run_bench, tmp_path / "results", out=tmp_path / "all",
-                         args=["--no-charts", "--status", "all"])
+    _, every, _ = report(
+        run_bench,
+        tmp_path / "results",
+        out=tmp_path / "all",
+        args=["--no-charts", "--status", "all"],
+    )
     table = parse_table(every)
     assert len([k for k in table["Fake (numpy)"] if not k.endswith("×")]) == 2
 
@@ -192,8 +258,9 @@ def test_quality_preset_is_a_sweep_of_the_training_tasks_to_their_targets(run_be
     assert run.returncode == 0, run.output
     results = [json.loads(p.read_text()) for p in run.result_paths]
     assert sorted(r["config"]["seed"] for r in results) == [0, 1, 2]
-    assert {(r["config"]["task"]["stop_at_target"], r["config"]["preset"]["name"])
-            for r in results} == {(True, "standard")}
+    assert {
+        (r["config"]["task"]["stop_at_target"], r["config"]["preset"]["name"]) for r in results
+    } == {(True, "standard")}
     assert all(r["stats"]["target_reached"] for r in results)
     assert all(r.get("stopped_at_target") == len(r["curve"]) for r in results)
     sweep = run.result_paths[0].parent.parent
@@ -208,8 +275,7 @@ def test_the_quality_preset_declares_neutral_weights():
 
     import bench
 
-    data = OmegaConf.to_container(OmegaConf.load(bench.conf_dir() / "comparison" /
-                                                 "quality.yaml"))
+    data = OmegaConf.to_container(OmegaConf.load(bench.conf_dir() / "comparison" / "quality.yaml"))
     assert {"override /init": "neutral"} in data["defaults"]
     assert {"override /preset": "standard"} in data["defaults"]
     params = data["hydra"]["sweeper"]["params"]

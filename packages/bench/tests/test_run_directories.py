@@ -1,6 +1,7 @@
 """Where runs write, through `python -m bench` in subprocesses: relative directories are the
 command's, no two runs share a directory, a sweep's directory is locked and its job
 directories stay inside it."""
+
 import json
 import re
 import signal
@@ -12,8 +13,7 @@ from cli_process import FAST, read_until, start, strict_json
 
 
 @pytest.mark.parametrize("how", ["BENCH_CACHE_DIR", "data.cache_dir"])
-def test_a_relative_cache_directory_is_the_one_the_command_started_in(run_bench, bench_env,
-                                                                     how):
+def test_a_relative_cache_directory_is_the_one_the_command_started_in(run_bench, bench_env, how):
     if how == "BENCH_CACHE_DIR":
         run = run_bench(*FAST, "task=cnn", env=dict(bench_env, BENCH_CACHE_DIR="relcache"))
     else:
@@ -57,25 +57,41 @@ def test_an_explicit_run_directory_is_not_reused(run_bench, tmp_path):
 
 
 def test_a_second_sweep_into_the_same_directory_waits_for_the_first(bench_env, tmp_path):
-    first = start(["-m", *FAST, "task=cnn", "framework.options.fault=hang", "sweep=shared",
-                   "preset.timeout_s=120"], bench_env, tmp_path)
+    first = start(
+        [
+            "-m",
+            *FAST,
+            "task=cnn",
+            "framework.options.fault=hang",
+            "sweep=shared",
+            "preset.timeout_s=120",
+        ],
+        bench_env,
+        tmp_path,
+    )
     lines = []
     assert read_until(first, "fake: hanging", lines), "".join(lines)
     second = start(["-m", *FAST, "task=rnn", "sweep=shared"], bench_env, tmp_path)
     waiting = []
     assert read_until(second, "held by pid", waiting), "".join(waiting)
     assert f"pid {first.pid}" in "".join(waiting)
-    assert not (tmp_path / "results" / "sweeps" / "shared" /
-                "framework=fake,preset=smoke,task=rnn").exists()  # it waited
+    assert not (
+        tmp_path / "results" / "sweeps" / "shared" / "framework=fake,preset=smoke,task=rnn"
+    ).exists()  # it waited
     first.send_signal(signal.SIGTERM)
     first.communicate(timeout=60)
     rest = second.communicate(timeout=300)[0]
     assert "fake rnn cpu fp32 preset=smoke: train" in rest, "".join(waiting) + rest
     # the sweep directory's status: the first sweep's job, cut by SIGTERM, is interrupted
     assert second.returncode == 1, "".join(waiting) + rest
-    cut = strict_json(tmp_path / "results" / "sweeps" / "shared" /
-                      "framework.options.fault=hang,framework=fake,preset.timeout_s=120,"
-                      "preset=smoke,task=cnn" / "result.json")
+    cut = strict_json(
+        tmp_path
+        / "results"
+        / "sweeps"
+        / "shared"
+        / "framework.options.fault=hang,framework=fake,preset.timeout_s=120,"
+        "preset=smoke,task=cnn" / "result.json"
+    )
     assert cut["error"] == "interrupted (SIGTERM); the worker was killed"
 
 
@@ -83,8 +99,9 @@ def test_a_second_sweep_into_the_same_directory_waits_for_the_first(bench_env, t
 def test_sweep_job_directories_stay_inside_the_sweep_and_are_bounded(run_bench, tmp_path):
     hostile = "/../../../../escaped"
     long = [f"+framework.env.BENCH_X{i}={'v' * 30}" for i in range(12)]  # 500 characters
-    run = run_bench("-m", *FAST, "task=cnn", f"task.description={hostile},plain", *long,
-                    "sweep=names")
+    run = run_bench(
+        "-m", *FAST, "task=cnn", f"task.description={hostile},plain", *long, "sweep=names"
+    )
     assert run.returncode == 0, run.output
     sweep_dir = (tmp_path / "results" / "sweeps" / "names").resolve()
     assert not list(tmp_path.rglob("escaped*"))
@@ -95,6 +112,7 @@ def test_sweep_job_directories_stay_inside_the_sweep_and_are_bounded(run_bench, 
     overrides = [strict_json(p)["overrides"] for p in run.result_paths]
     assert any(f"task.description={hostile}" in o for o in overrides)
     assert all(set(long) <= set(o) for o in overrides)  # every override, in full
-    again = run_bench("-m", *FAST, "task=cnn", f"task.description={hostile},plain", *long,
-                      "sweep=names")
+    again = run_bench(
+        "-m", *FAST, "task=cnn", f"task.description={hostile},plain", *long, "sweep=names"
+    )
     assert again.output.count("skipped, already ok") == 2, again.output

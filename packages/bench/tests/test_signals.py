@@ -1,5 +1,6 @@
 """SIGTERM and SIGKILL of the orchestrator, through `python -m bench` in subprocesses: the run is
 recorded, its workers killed, a second SIGTERM (Slurm sends two) still ends it cleanly."""
+
 import os
 import re
 import signal
@@ -36,10 +37,22 @@ def test_sigterm_records_the_run_and_kills_the_worker(bench_env, tmp_path):
 def test_two_sigterms_15_ms_apart_still_record_the_interrupted_ranks(bench_env, tmp_path):
     """Slurm's time limit: SIGTERM twice, ~10 ms apart; the second lands in the cleanup the
     first began, which must still kill every rank and write a result naming them."""
-    proc = start(["framework=fake", "devices=2", "task=densenet", "preset=smoke",
-                  "task.image_size=32", "task.batch_size=16", "preset.train_examples=512",
-                  "preset.test_examples=256", "framework.options.fault=hang",
-                  "preset.timeout_s=300"], bench_env, tmp_path)
+    proc = start(
+        [
+            "framework=fake",
+            "devices=2",
+            "task=densenet",
+            "preset=smoke",
+            "task.image_size=32",
+            "task.batch_size=16",
+            "preset.train_examples=512",
+            "preset.test_examples=256",
+            "framework.options.fault=hang",
+            "preset.timeout_s=300",
+        ],
+        bench_env,
+        tmp_path,
+    )
     lines = []
     assert read_until(proc, "fake: hanging", lines), "".join(lines)
     ranks = children(proc.pid)

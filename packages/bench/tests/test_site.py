@@ -1,6 +1,7 @@
 """The Rosetta page's model and its HTML: frameworks and their code found from conf/ and the
 source tree, blocks aligned by name, switches marked, the results table's cells (every status
 by its name), the environment, verify's deviations; the CLI writes one self-contained file."""
+
 import html
 import re
 import sys
@@ -17,9 +18,11 @@ from bench.run import capabilities
 
 FAKE = Path(__file__).resolve().parent / "fake_framework"
 # what the worker calls (bench_shared.worker); resnet50 is inference only
-CONTRACT = {"cnn": {"build_model", "train_epoch", "predict"},
-            "resnet50": {"build_model", "predict"},
-            "rnn": {"build_model", "train_epoch", "predict"}}
+CONTRACT = {
+    "cnn": {"build_model", "train_epoch", "predict"},
+    "resnet50": {"build_model", "predict"},
+    "rnn": {"build_model", "train_epoch", "predict"},
+}
 
 
 @pytest.fixture(scope="module")
@@ -30,8 +33,10 @@ def views():
 def test_frameworks_and_their_code_come_from_conf_and_the_source_tree(views):
     names = capabilities.framework_names()
     assert [fw.name for fw in rosetta.frameworks(bench.conf_dir())] == names
-    declaring = {task: [n for n in names if task in capabilities.declared(n)["capabilities"]
-                        ["tasks"]] for task in views}  # an inference runtime: resnet50 only
+    declaring = {
+        task: [n for n in names if task in capabilities.declared(n)["capabilities"]["tasks"]]
+        for task in views
+    }  # an inference runtime: resnet50 only
     for view in views.values():
         assert [fw.name for fw in view.frameworks] == declaring[view.task]
         for source in view.sources:
@@ -50,8 +55,9 @@ def test_frameworks_and_their_code_come_from_conf_and_the_source_tree(views):
     assert cnn.source_of["keras"] == cnn.source_of["keras_jax"] == cnn.source_of["keras_torch"]
     # an R row has its own column, though it drives the same package as a Python one
     assert cnn.source_of["r_mxnet"] != cnn.source_of["gluon"]
-    packages = {fw.source_key for fw in rosetta.frameworks(bench.conf_dir())
-                if fw.name in declaring["cnn"]}
+    packages = {
+        fw.source_key for fw in rosetta.frameworks(bench.conf_dir()) if fw.name in declaring["cnn"]
+    }
     columns = {cnn.source_of[n] for n in declaring["cnn"]}
     assert len(columns) == len(packages) < len(declaring["cnn"])
 
@@ -59,8 +65,11 @@ def test_frameworks_and_their_code_come_from_conf_and_the_source_tree(views):
 def test_the_task_modules_own_imports_are_shown(views):
     torch = next(s for s in views["cnn"].sources if s.package == "bench_torch")
     assert [label for label, _ in torch.files] == [
-        "bench_torch/cnn.py", "bench_torch/loop.py", "bench_torch/weights.py",
-        "bench_torch/__init__.py"]
+        "bench_torch/cnn.py",
+        "bench_torch/loop.py",
+        "bench_torch/weights.py",
+        "bench_torch/__init__.py",
+    ]
     gluon = next(s for s in views["cnn"].sources if s.package == "bench_mxnet.gluon")
     labels = [label for label, _ in gluon.files]
     assert labels[0] == "bench_mxnet/gluon/cnn.py"
@@ -92,29 +101,46 @@ def test_the_contracts_functions_sit_on_one_row_in_every_framework(views, task):
         rows = {s.id: _rows_of(view, s, name)[0] for s in view.sources}
         assert len(set(rows.values())) == 1, (name, rows)
         for source in view.sources:  # and that row starts with the definition
-            code = [ln for ln in _text(source.cells[rows[source.id]][1]).splitlines()
-                    if not ln.startswith(("#", "@"))]
+            code = [
+                ln
+                for ln in _text(source.cells[rows[source.id]][1]).splitlines()
+                if not ln.startswith(("#", "@"))
+            ]
             assert re.match(rf"(def |class )?{name}\b", code[0]), (source.id, code[0])
 
 
 def test_blocks_cut_at_top_level_definitions_with_their_decorators_and_comments():
-    source = ('"""Doc."""\nimport os\n\n\n# why f\n@decorate\ndef f():\n    # inner\n'
-              '    return 1\nX = 2\n\n\nclass C:\n    pass\ng = f\n')
+    source = (
+        '"""Doc."""\nimport os\n\n\n# why f\n@decorate\ndef f():\n    # inner\n'
+        "    return 1\nX = 2\n\n\nclass C:\n    pass\ng = f\n"
+    )
     assert [(b.key, b.start, b.end) for b in rosetta.blocks(source, "file:m.py")] == [
-        ("file:m.py", 0, 4), ("f", 4, 9), ("X", 9, 12), ("C", 12, 14), ("g", 14, 15)]
+        ("file:m.py", 0, 4),
+        ("f", 4, 9),
+        ("X", 9, 12),
+        ("C", 12, 14),
+        ("g", 14, 15),
+    ]
 
 
 def test_r_files_are_cut_at_their_top_level_assignments_with_their_comments():
-    source = ("# the model\nCNN <- spec$CNN\n\n# why f\nf <- function(x) {\n"
-              "  inner <- 1\n  x\n}\nslots <- function(m) m\n")
+    source = (
+        "# the model\nCNN <- spec$CNN\n\n# why f\nf <- function(x) {\n"
+        "  inner <- 1\n  x\n}\nslots <- function(m) m\n"
+    )
     assert [(b.key, b.start, b.end) for b in rosetta.blocks(source, "file:m.R", r=True)] == [
-        ("file:m.R", 0, 3), ("f", 3, 8), ("slots", 8, 9)]
+        ("file:m.R", 0, 3),
+        ("f", 3, 8),
+        ("slots", 8, 9),
+    ]
 
 
 def test_alignment_keeps_each_order_and_shares_rows_by_name():
-    sequences = {"a": ["head", "build", "slots", "train", "predict"],
-                 "b": ["head", "Net", "build", "train", "helper", "predict"],
-                 "c": ["head", "predict", "build"]}  # out of order: one of the two aligns
+    sequences = {
+        "a": ["head", "build", "slots", "train", "predict"],
+        "b": ["head", "Net", "build", "train", "helper", "predict"],
+        "c": ["head", "predict", "build"],
+    }  # out of order: one of the two aligns
     rows, placed = rosetta.align(sequences)
     for column, keys in sequences.items():
         assert placed[column] == sorted(placed[column])  # each file keeps its order
@@ -132,15 +158,20 @@ def test_own_package_imports_are_resolved_without_importing(tmp_path):
     (pkg / "loop.py").write_text("x = 1\n")
     (pkg / "sub" / "__init__.py").write_text("")
     (pkg / "sub" / "tools.py").write_text("y = 1\n")
-    (pkg / "cnn.py").write_text("import numpy\nfrom . import loop, HELPER\n"
-                                "from bench_thing.sub import tools\nfrom .loop import x\n"
-                                "import bench_thing.sub\n")
+    (pkg / "cnn.py").write_text(
+        "import numpy\nfrom . import loop, HELPER\n"
+        "from bench_thing.sub import tools\nfrom .loop import x\n"
+        "import bench_thing.sub\n"
+    )
     assert rosetta.package_dir("bench_thing", tmp_path) == pkg
     assert rosetta.package_dir("bench_thing.sub", tmp_path) == pkg / "sub"
     assert rosetta.package_dir("bench_no_such_thing", tmp_path) is None
     assert rosetta.imported_files(pkg / "cnn.py", "bench_thing", pkg) == [
-        pkg / "loop.py", pkg / "__init__.py", pkg / "sub" / "tools.py",
-        pkg / "sub" / "__init__.py"]
+        pkg / "loop.py",
+        pkg / "__init__.py",
+        pkg / "sub" / "tools.py",
+        pkg / "sub" / "__init__.py",
+    ]
     assert "this_framework_does_not_exist" not in sys.modules
 
 
@@ -152,9 +183,15 @@ def test_a_framework_found_only_on_the_python_path(monkeypatch, tmp_path):
 def test_every_switch_names_a_declared_option_and_marks_a_line(views):
     table = rosetta.switches()
     declared = {fw.name: fw.options for fw in rosetta.frameworks(bench.conf_dir())}
-    marked = {(fw, option) for view in views.values() for source in view.sources
-              for fw in source.frameworks for lines in source.cells.values()
-              for line in lines[1] for option, _ in line.switches}
+    marked = {
+        (fw, option)
+        for view in views.values()
+        for source in view.sources
+        for fw in source.frameworks
+        for lines in source.cells.values()
+        for line in lines[1]
+        for option, _ in line.switches
+    }
     for switch in table:
         assert switch.reason
         for fw in switch.frameworks:
@@ -178,16 +215,27 @@ def test_results_table_names_every_status(tmp_path):
     grid = Grid(collect([write_results(tmp_path / "r")], every=True))  # `--status all`
     table = content.results_table(grid)
     assert [(c.task, c.label, c.kind) for c in table.columns] == [
-        ("cnn", "", "train"), ("resnet50", "", "inference"), ("rnn", "", "train")]
-    cells = {row: [(c.status, c.time_text, c.accuracy_text) for c in cs]
-             for row, cs in table.rows}
+        ("cnn", "", "train"),
+        ("resnet50", "", "inference"),
+        ("rnn", "", "train"),
+    ]
+    cells = {row: [(c.status, c.time_text, c.accuracy_text) for c in cs] for row, cs in table.rows}
     assert cells == {
-        "MXNet (Gluon)": [("ok", "43.0 (n=1)", "70.0"), ("not run", "not run", ""),
-                          ("unsupported", "unsupported", "")],
-        "PyTorch": [("ok", "51.0 (50.0–54.0, n=3)", "77.6"), ("ok", "1.90 (n=1)", ""),
-                    ("ok", "16.0 (n=1)", "85.5")],
-        "TensorFlow": [("ok", "57.0 (n=1)", "77.1"), ("invalid", "invalid", ""),
-                       ("failed", "failed", "")],
+        "MXNet (Gluon)": [
+            ("ok", "43.0 (n=1)", "70.0"),
+            ("not run", "not run", ""),
+            ("unsupported", "unsupported", ""),
+        ],
+        "PyTorch": [
+            ("ok", "51.0 (50.0–54.0, n=3)", "77.6"),
+            ("ok", "1.90 (n=1)", ""),
+            ("ok", "16.0 (n=1)", "85.5"),
+        ],
+        "TensorFlow": [
+            ("ok", "57.0 (n=1)", "77.1"),
+            ("invalid", "invalid", ""),
+            ("failed", "failed", ""),
+        ],
     }
     assert [c.relative for c in dict(table.rows)["PyTorch"]] == ["1.19", "1.00", "1.00"]
     failed = dict(table.rows)["TensorFlow"][2]
@@ -201,9 +249,11 @@ def test_hosts_and_verify_records(tmp_path):
     assert host.hostname == "node1" and facts["CPU"].startswith("Intel(R) Xeon(R) Gold 6148")
     assert facts["memory"] == "64.0 GiB"
     assert facts["speed-relevant variables"] == "OMP_NUM_THREADS=8"
-    assert [f[:3] for f in host.frameworks] == [("MXNet (Gluon)", "gluon 9.9", "3.11.7"),
-                                                ("PyTorch", "torch 9.9", "3.11.7"),
-                                                ("TensorFlow", "tensorflow 9.9", "3.11.7")]
+    assert [f[:3] for f in host.frameworks] == [
+        ("MXNet (Gluon)", "gluon 9.9", "3.11.7"),
+        ("PyTorch", "torch 9.9", "3.11.7"),
+        ("TensorFlow", "tensorflow 9.9", "3.11.7"),
+    ]
     table = content.verify_table(write_verify(tmp_path / "v"))  # a directory: its verify.json
     assert table.frameworks == ["torch", "tensorflow"] and table.tasks == ["cnn", "rnn"]
     assert table.checks["torch", "cnn"]["output_error"] == 3.5e-07
@@ -221,8 +271,9 @@ def _page(tmp_path, *args):
 
 
 def test_page_is_self_contained_and_readable_without_script(tmp_path):
-    text = _page(tmp_path, str(write_results(tmp_path / "r")), "--verify",
-                 str(write_verify(tmp_path / "v")))
+    text = _page(
+        tmp_path, str(write_results(tmp_path / "r")), "--verify", str(write_verify(tmp_path / "v"))
+    )
     # nothing is fetched: every src/href is an in-page anchor or inline data
     assert re.findall(r'(?<![\w-])(?:src|href)="(?!#|data:)[^"]*"', text) == []
     assert "<link" not in text and "@import" not in text and "url(" not in text
@@ -232,21 +283,38 @@ def test_page_is_self_contained_and_readable_without_script(tmp_path):
     assert f"All runs: {SHARED}, data synthetic, preset full." in text
     rows = {r[0][1]: [c[1] for c in r[1:]] for r in body(results)}
     # total time (every run is preset=full), × the fastest row's (Gluon's 43 s), accuracy
-    assert rows["PyTorch"] == ["51.0 (50.0–54.0, n=3)", "1.19", "77.6", "1.90 (n=1)", "1.00",
-                               "16.0 (n=1)", "1.00", "85.5"]
-    assert rows["TensorFlow"] == ["57.0 (n=1)", "1.33", "77.1", "invalid", "", "failed", "",
-                                  ""]
+    assert rows["PyTorch"] == [
+        "51.0 (50.0–54.0, n=3)",
+        "1.19",
+        "77.6",
+        "1.90 (n=1)",
+        "1.00",
+        "16.0 (n=1)",
+        "1.00",
+        "85.5",
+    ]
+    assert rows["TensorFlow"] == ["57.0 (n=1)", "1.33", "77.1", "invalid", "", "failed", "", ""]
     # Gluon's unsupported RNN is refused, not run: left out of the table by default
-    assert rows["MXNet (Gluon)"] == ["43.0 (n=1)", "1.00", "70.0", "not run", "",
-                                     "not run", "", ""]
-    status = {c[1]: c[2]["class"] for r in body(results) for c in r[1:]
-              if "status" in c[2].get("class", "") and c[1]}
-    assert status == {"invalid": "status status-invalid", "failed": "status status-failed",
-                      "not run": "status status-not-run"}
+    assert rows["MXNet (Gluon)"] == ["43.0 (n=1)", "1.00", "70.0", "not run", "", "not run", "", ""]
+    status = {
+        c[1]: c[2]["class"]
+        for r in body(results)
+        for c in r[1:]
+        if "status" in c[2].get("class", "") and c[1]
+    }
+    assert status == {
+        "invalid": "status status-invalid",
+        "failed": "status status-failed",
+        "not run": "status status-not-run",
+    }
     checks = {r[0][1]: [c[1] for c in r[1:]] for r in tables.find("verify.json")["rows"][1:]}
-    assert checks == {"torch": ["pass output 3.5e-07 · training 2.9e-05",
-                                "FAIL output 2.0e-03 · training 4.1e-02loss trajectory differs"],
-                      "tensorflow": ["not_installed no environment", "not run"]}
+    assert checks == {
+        "torch": [
+            "pass output 3.5e-07 · training 2.9e-05",
+            "FAIL output 2.0e-03 · training 4.1e-02loss trajectory differs",
+        ],
+        "tensorflow": ["not_installed no environment", "not run"],
+    }
     env = tables.find("Frameworks as the workers on node1")
     assert [r[0][1] for r in env["rows"][1:]] == ["MXNet (Gluon)", "PyTorch", "TensorFlow"]
     assert "@media print" in text
@@ -272,11 +340,22 @@ def test_report_html_command_lines(tmp_path, capsys):
 
 
 def test_page_from_a_real_sweep_of_the_fake_framework(run_bench, tmp_path):
-    sweep = run_bench("-m", "framework=fake", "task=cnn,resnet50", "preset=smoke", "sweep=s",
-                      "framework.options.fault=none,crash")
+    sweep = run_bench(
+        "-m",
+        "framework=fake",
+        "task=cnn,resnet50",
+        "preset=smoke",
+        "sweep=s",
+        "framework.options.fault=none,crash",
+    )
     assert sweep.returncode == 1, sweep.output  # the crashing ones fail
-    run = run_bench("report", str(tmp_path / "results" / "sweeps" / "s"), "--html",
-                    str(tmp_path / "site"), "--no-charts")
+    run = run_bench(
+        "report",
+        str(tmp_path / "results" / "sweeps" / "s"),
+        "--html",
+        str(tmp_path / "site"),
+        "--no-charts",
+    )
     assert run.returncode == 0, run.output
     tables = Tables((tmp_path / "site" / "index.html").read_text())
     results = tables.find("relative speed and test accuracy")

@@ -5,6 +5,7 @@ step on the same line), a column's heading sorts the rows, and a screenshot is t
 Needs `chromium` and `chromium-driver` (Debian: `apt-get install chromium chromium-driver`;
 .ci/run installs them) and selenium (`pip install -e 'packages/bench[test]'`); skipped, saying
 which is missing, without them."""
+
 import os
 import re
 import shutil
@@ -16,8 +17,9 @@ from sitepage import write_results, write_verify
 
 from bench.run import system
 
-CHROMIUM = next(filter(None, map(shutil.which, ("chromium", "chromium-browser",
-                                                "google-chrome"))), None)
+CHROMIUM = next(
+    filter(None, map(shutil.which, ("chromium", "chromium-browser", "google-chrome"))), None
+)
 DRIVER = shutil.which("chromedriver")
 try:
     from selenium import webdriver
@@ -28,10 +30,13 @@ except ImportError:  # the test extra is not installed
     webdriver = None
 
 pytestmark = [
-    pytest.mark.skipif(webdriver is None, reason="selenium is not installed: "
-                       "pip install -e 'packages/bench[test]'"),
-    pytest.mark.skipif(CHROMIUM is None or DRIVER is None,
-                       reason=system.missing("chromium") or "no Chromium on PATH"),
+    pytest.mark.skipif(
+        webdriver is None, reason="selenium is not installed: pip install -e 'packages/bench[test]'"
+    ),
+    pytest.mark.skipif(
+        CHROMIUM is None or DRIVER is None,
+        reason=system.missing("chromium") or "no Chromium on PATH",
+    ),
 ]
 
 
@@ -41,12 +46,26 @@ def page(tmp_path_factory):
     file, with the orchestrator's own conf/ and checkout."""
     tmp = tmp_path_factory.mktemp("page")
     out = tmp / "site"
-    proc = subprocess.run([sys.executable, "-m", "bench", "report",
-                           str(write_results(tmp / "results")), "--html", str(out),
-                           "--verify", str(write_verify(tmp / "verify")), "--out",
-                           str(tmp / "md")], capture_output=True, text=True, timeout=300,
-                          cwd=tmp, env={k: v for k, v in os.environ.items()
-                                        if not k.startswith("BENCH_")})
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "bench",
+            "report",
+            str(write_results(tmp / "results")),
+            "--html",
+            str(out),
+            "--verify",
+            str(write_verify(tmp / "verify")),
+            "--out",
+            str(tmp / "md"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=tmp,
+        env={k: v for k, v in os.environ.items() if not k.startswith("BENCH_")},
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     return out / "index.html"
 
@@ -55,8 +74,13 @@ def page(tmp_path_factory):
 def browser():
     options = webdriver.ChromeOptions()
     options.binary_location = CHROMIUM
-    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                "--window-size=1400,1000"):
+    for arg in (
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-dev-shm-usage",
+        "--window-size=1400,1000",
+    ):
         options.add_argument(arg)
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     driver = webdriver.Chrome(service=Service(DRIVER), options=options)
@@ -80,8 +104,10 @@ def test_page_loads_without_console_errors(loaded):
 
 # one script per query: a WebDriver round trip per element (is_displayed, text) cost a minute
 # over the page's thousands of code lines
-VISIBLE = "return Array.from(arguments[0].querySelectorAll(arguments[1]))" \
+VISIBLE = (
+    "return Array.from(arguments[0].querySelectorAll(arguments[1]))"
     ".filter(e => e.getClientRects().length > 0)"
+)
 
 
 def _visible(browser, root, selector):
@@ -91,8 +117,10 @@ def _visible(browser, root, selector):
 def _visible_code(browser, section):
     """The displayed column headings and code cells' texts of a code section."""
     texts = VISIBLE + ".map(e => e.innerText)"
-    return (browser.execute_script(texts, section, "table.rosetta-code th"),
-            browser.execute_script(texts, section, "table.rosetta-code td"))
+    return (
+        browser.execute_script(texts, section, "table.rosetta-code th"),
+        browser.execute_script(texts, section, "table.rosetta-code td"),
+    )
 
 
 def _definition_line(browser, cell_row, name):
@@ -100,7 +128,10 @@ def _definition_line(browser, cell_row, name):
     return browser.execute_script(
         VISIBLE + ".filter(e => e.innerText.replace(/^[0-9 ]*/, '').startsWith(arguments[2]))"
         ".map(e => [e.getBoundingClientRect().x, e.getBoundingClientRect().y])",
-        cell_row, "span.line", f"def {name}")
+        cell_row,
+        "span.line",
+        f"def {name}",
+    )
 
 
 def test_menus_switch_the_code_and_keep_steps_on_one_line(loaded):
@@ -131,24 +162,30 @@ def test_menus_switch_the_code_and_keep_steps_on_one_line(loaded):
     assert sorted(switches) == ["gluon", "torch"]
 
     left.select_by_value("gluon")  # the other side's framework: the two swap
-    assert (left.first_selected_option.get_attribute("value"),
-            right.first_selected_option.get_attribute("value")) == ("gluon", "torch")
+    assert (
+        left.first_selected_option.get_attribute("value"),
+        right.first_selected_option.get_attribute("value"),
+    ) == ("gluon", "torch")
     heads, _ = _visible_code(loaded, section)
     assert "MXNet (Gluon)" in heads[0] and "PyTorch" in heads[1]
     # whatever is shown fits the window's width (wide code and tables wrap or scroll inside)
-    assert loaded.execute_script("return document.documentElement.scrollWidth <= "
-                                 "document.documentElement.clientWidth")
+    assert loaded.execute_script(
+        "return document.documentElement.scrollWidth <= document.documentElement.clientWidth"
+    )
 
 
 def _framework_order(browser):
-    return [r.find_element(By.CSS_SELECTOR, "th").text
-            for r in browser.find_elements(By.CSS_SELECTOR, "table.results tbody tr")]
+    return [
+        r.find_element(By.CSS_SELECTOR, "th").text
+        for r in browser.find_elements(By.CSS_SELECTOR, "table.results tbody tr")
+    ]
 
 
 def test_sorting_a_column_reorders_the_rows(loaded):
     assert _framework_order(loaded) == ["MXNet (Gluon)", "PyTorch", "TensorFlow"]
-    heading = loaded.find_element(By.CSS_SELECTOR,
-                                  'table.results th[data-sort-index="1"] button')  # CNN time
+    heading = loaded.find_element(
+        By.CSS_SELECTOR, 'table.results th[data-sort-index="1"] button'
+    )  # CNN time
     heading.click()  # TensorFlow 57, PyTorch 51, MXNet 43: ascending
     assert _framework_order(loaded) == ["MXNet (Gluon)", "PyTorch", "TensorFlow"]
     heading.click()
@@ -156,8 +193,9 @@ def test_sorting_a_column_reorders_the_rows(loaded):
     th = loaded.find_element(By.CSS_SELECTOR, 'table.results th[data-sort-index="1"]')
     assert th.get_attribute("aria-sort") == "descending"
     # RNN accuracy: only PyTorch has one; failed and unsupported stay below either way
-    rnn_accuracy = loaded.find_elements(By.CSS_SELECTOR, "table.results thead tr")[-1] \
-        .find_elements(By.TAG_NAME, "th")[-1]
+    rnn_accuracy = loaded.find_elements(By.CSS_SELECTOR, "table.results thead tr")[
+        -1
+    ].find_elements(By.TAG_NAME, "th")[-1]
     rnn_accuracy.find_element(By.TAG_NAME, "button").click()
     assert _framework_order(loaded)[0] == "PyTorch"
     rnn_accuracy.find_element(By.TAG_NAME, "button").click()
@@ -186,11 +224,30 @@ def test_a_results_only_page_with_every_comparison_loads_without_errors(browser,
         result["finished"] = "2026-01-01T00:00:00+00:00"
         path.write_text(json.dumps(result))
     out = tmp_path / "lean"
-    proc = subprocess.run([sys.executable, "-m", "bench", "report", str(results), str(older),
-                           "--baseline", str(older), "--reference", "--history", "--html",
-                           str(out), "--no-code", "--out", str(tmp_path / "md")],
-                          capture_output=True, text=True, timeout=300, cwd=tmp_path,
-                          env={k: v for k, v in os.environ.items() if not k.startswith("BENCH_")})
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "bench",
+            "report",
+            str(results),
+            str(older),
+            "--baseline",
+            str(older),
+            "--reference",
+            "--history",
+            "--html",
+            str(out),
+            "--no-code",
+            "--out",
+            str(tmp_path / "md"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=tmp_path,
+        env={k: v for k, v in os.environ.items() if not k.startswith("BENCH_")},
+    )
     assert proc.returncode in (0, 1), proc.stdout + proc.stderr
     browser.get((out / "index.html").as_uri())
     problems = [e for e in browser.get_log("browser") if e["level"] in ("SEVERE", "WARNING")]
@@ -212,17 +269,43 @@ def test_a_legend_entry_hides_and_shows_its_learning_curve(browser, tmp_path):
         result = json.loads(path.read_text())
         if result["status"] == "ok" and result["config"]["task"]["kind"] == "train":
             seconds = result["stats"]["train_seconds"]
-            result["curve"] = [{"epoch": e, "step": 10 * e, "train_seconds": seconds * e / 3,
-                                "accuracy": result["accuracy"] - 0.1 * (3 - e),
-                                "loss": 1.0 / e} for e in (1, 2, 3)]
-            result["stats"].update(quality_target=0.6, target_reached=True,
-                                   time_to_target_s=seconds / 3, target_epoch=1)
+            result["curve"] = [
+                {
+                    "epoch": e,
+                    "step": 10 * e,
+                    "train_seconds": seconds * e / 3,
+                    "accuracy": result["accuracy"] - 0.1 * (3 - e),
+                    "loss": 1.0 / e,
+                }
+                for e in (1, 2, 3)
+            ]
+            result["stats"].update(
+                quality_target=0.6,
+                target_reached=True,
+                time_to_target_s=seconds / 3,
+                target_epoch=1,
+            )
             path.write_text(json.dumps(result))
     out = tmp_path / "curves"
-    proc = subprocess.run([sys.executable, "-m", "bench", "report", str(results), "--html",
-                           str(out), "--no-code", "--out", str(tmp_path / "md")],
-                          capture_output=True, text=True, timeout=300, cwd=tmp_path,
-                          env={k: v for k, v in os.environ.items() if not k.startswith("BENCH_")})
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "bench",
+            "report",
+            str(results),
+            "--html",
+            str(out),
+            "--no-code",
+            "--out",
+            str(tmp_path / "md"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=tmp_path,
+        env={k: v for k, v in os.environ.items() if not k.startswith("BENCH_")},
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     browser.get((out / "index.html").as_uri())
     assert [e for e in browser.get_log("browser") if e["level"] in ("SEVERE", "WARNING")] == []
@@ -231,9 +314,12 @@ def test_a_legend_entry_hides_and_shows_its_learning_curve(browser, tmp_path):
     assert len(_visible(browser, figure, series)) == 2  # accuracy and loss
     titles = browser.execute_script(
         "return Array.from(arguments[0].querySelectorAll('circle > title'))"
-        ".map(t => t.textContent)", figure)
-    assert titles and all(re.search(r": epoch \d, [\d.]+ s.*, test (accuracy|loss) ", t)
-                          for t in titles), titles
+        ".map(t => t.textContent)",
+        figure,
+    )
+    assert titles and all(
+        re.search(r": epoch \d, [\d.]+ s.*, test (accuracy|loss) ", t) for t in titles
+    ), titles
     button = figure.find_element(By.CSS_SELECTOR, 'button[data-series="0"]')
     button.click()
     assert button.get_attribute("aria-pressed") == "false"

@@ -6,16 +6,22 @@ from cli_process import FAST, strict_json
 
 
 # sizes checked before a worker starts
-@pytest.mark.parametrize("override,message", [
-    ("preset.epochs=0", "preset.epochs=0: must be 1 or more (null keeps the task's value)"),
-    ("preset.train_examples=0", "preset.train_examples=0: must be 1 or more"),
-    ("preset.test_examples=-5", "preset.test_examples=-5: must be 1 or more"),
-    ("task.batch_size=0", "task.batch_size=0: must be 1 or more"),
-    ("task.epochs=-1", "task.epochs=-1: must be 1 or more"),
-    ("preset.timeout_s=0", "preset.timeout_s=0.0: must be more than 0 seconds"),
-    ("preset.train_examples=10", "10 training examples make no complete batch of "
-     "task.batch_size=64: raise preset.train_examples (now 10) or lower task.batch_size"),
-])
+@pytest.mark.parametrize(
+    "override,message",
+    [
+        ("preset.epochs=0", "preset.epochs=0: must be 1 or more (null keeps the task's value)"),
+        ("preset.train_examples=0", "preset.train_examples=0: must be 1 or more"),
+        ("preset.test_examples=-5", "preset.test_examples=-5: must be 1 or more"),
+        ("task.batch_size=0", "task.batch_size=0: must be 1 or more"),
+        ("task.epochs=-1", "task.epochs=-1: must be 1 or more"),
+        ("preset.timeout_s=0", "preset.timeout_s=0.0: must be more than 0 seconds"),
+        (
+            "preset.train_examples=10",
+            "10 training examples make no complete batch of "
+            "task.batch_size=64: raise preset.train_examples (now 10) or lower task.batch_size",
+        ),
+    ],
+)
 def test_bad_sizes_are_refused_before_a_worker_starts(run_bench, override, message):
     run = run_bench(*FAST, "task=cnn", override)
     assert run.returncode == 1, run.output

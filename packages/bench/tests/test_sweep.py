@@ -1,6 +1,7 @@
 """Sweeps through `python -m bench -m`: two frameworks (the fake one and a copy, fake2), a job
 that crashes, re-runs that skip what is done and retry what failed, redo=true, Ctrl-C, the
 end-of-sweep summary, the comparison presets and the submitit launcher."""
+
 import json
 import re
 import shutil
@@ -30,7 +31,8 @@ def sweep_env(bench_env, conf_copy, tmp_path):
     shutil.copytree(conf_copy, conf)
     fake = (conf / "framework" / "fake.yaml").read_text()
     (conf / "framework" / "fake2.yaml").write_text(
-        fake.replace("name: fake\n", "name: fake2\n").replace("Fake (numpy)", "Fake2 (numpy)"))
+        fake.replace("name: fake\n", "name: fake2\n").replace("Fake (numpy)", "Fake2 (numpy)")
+    )
     return dict(bench_env, BENCH_CONF_DIR=str(conf))
 
 
@@ -54,8 +56,10 @@ def summary_cells(sweep_dir):
 
 def expected_cell(result):
     """The default metric, steady examples per second, of one run (n=1: no range)."""
-    return (f"{tables.number(result['stats']['examples_per_second'])} (n=1) · "
-            f"{tables.percent(result['accuracy'])}")
+    return (
+        f"{tables.number(result['stats']['examples_per_second'])} (n=1) · "
+        f"{tables.percent(result['accuracy'])}"
+    )
 
 
 def test_sweep_skips_finished_jobs_retries_failed_ones_and_redo_runs_all(run_bench, sweep_env):
@@ -70,15 +74,18 @@ def test_sweep_skips_finished_jobs_retries_failed_ones_and_redo_runs_all(run_ben
     assert {p.parent.parent for p in first.result_paths} == {sweep_dir}
     results = results_by_job(first.result_paths)
     assert {job: r["status"] for job, r in results.items()} == {
-        "framework=fake,preset=smoke,task=cnn": "ok", "framework=fake,preset=smoke,task=rnn": "ok",
+        "framework=fake,preset=smoke,task=cnn": "ok",
+        "framework=fake,preset=smoke,task=rnn": "ok",
         "framework=fake2,preset=smoke,task=cnn": "ok",
-        "framework=fake2,preset=smoke,task=rnn": "failed"}
+        "framework=fake2,preset=smoke,task=rnn": "failed",
+    }
     cells = summary_cells(sweep_dir)
     assert cells == {
         ("Fake (numpy)", "cnn"): expected_cell(results["framework=fake,preset=smoke,task=cnn"]),
         ("Fake (numpy)", "rnn"): expected_cell(results["framework=fake,preset=smoke,task=rnn"]),
         ("Fake2 (numpy)", "cnn"): expected_cell(results["framework=fake2,preset=smoke,task=cnn"]),
-        ("Fake2 (numpy)", "rnn"): "failed"}
+        ("Fake2 (numpy)", "rnn"): "failed",
+    }
     assert "| Fake2 (numpy) |" in first.output  # printed too
     with open(sweep_dir / "results.csv") as f:
         assert len(f.readlines()) == 1 + 4
@@ -105,11 +112,17 @@ def test_sweep_skips_finished_jobs_retries_failed_ones_and_redo_runs_all(run_ben
 
 
 def test_only_done_results_with_the_same_config_are_kept(tmp_path, capsys):
-    node = config.compose(["framework=torch", "task=cnn", "preset=smoke",
-                           "+framework.options.lr=0.5"], typed=False)
+    node = config.compose(
+        ["framework=torch", "task=cnn", "preset=smoke", "+framework.options.lr=0.5"], typed=False
+    )
     cfg = OmegaConf.to_container(node, resolve=True)
-    stored = {"schema_version": 1, "status": "ok", "config": dict(cfg, sweep="named"),
-              "stats": {"train_seconds": 1.0, "examples_per_second": 100.0}, "accuracy": 0.5}
+    stored = {
+        "schema_version": 1,
+        "status": "ok",
+        "config": dict(cfg, sweep="named"),
+        "stats": {"train_seconds": 1.0, "examples_per_second": 100.0},
+        "accuracy": 0.5,
+    }
     (tmp_path / "result.json").write_text(json.dumps(stored))
     assert sweep.finished_result(tmp_path, cfg, redo=False) == stored  # sweep/redo: no matter
     assert sweep.finished_result(tmp_path, cfg, redo=True) is None
@@ -126,12 +139,25 @@ def test_only_done_results_with_the_same_config_are_kept(tmp_path, capsys):
 
 def test_ctrl_c_keeps_finished_results(bench_env, tmp_path):
     proc = subprocess.Popen(
-        [sys.executable, "-m", "bench", "-m", "framework=fake", "task=cnn", *SMOKE,
-         "framework.options.fault=none,hang", "sweep=interrupted"],
-        cwd=tmp_path, env=bench_env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+        [
+            sys.executable,
+            "-m",
+            "bench",
+            "-m",
+            "framework=fake",
+            "task=cnn",
+            *SMOKE,
+            "framework.options.fault=none,hang",
+            "sweep=interrupted",
+        ],
+        cwd=tmp_path,
+        env=bench_env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
         text=True,
         # a shell's background job starts with SIGINT ignored, and Python keeps that: restore it
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
     watchdog = threading.Timer(120, proc.kill)
     watchdog.start()
     output = []
@@ -144,25 +170,37 @@ def test_ctrl_c_keeps_finished_results(bench_env, tmp_path):
     output = "".join(output)
     assert returncode == 130, output
     sweep_dir = tmp_path / "results" / "sweeps" / "interrupted"
-    done = json.loads((sweep_dir / "framework.options.fault=none,framework=fake,preset=smoke,"
-                                   "task=cnn" / "result.json").read_text())
+    done = json.loads(
+        (
+            sweep_dir / "framework.options.fault=none,framework=fake,preset=smoke,"
+            "task=cnn" / "result.json"
+        ).read_text()
+    )
     assert done["status"] == "ok" and done["accuracy"] > 0.5
-    cut = json.loads((sweep_dir / "framework.options.fault=hang,framework=fake,preset=smoke,"
-                                  "task=cnn" / "result.json").read_text())
+    cut = json.loads(
+        (
+            sweep_dir / "framework.options.fault=hang,framework=fake,preset=smoke,"
+            "task=cnn" / "result.json"
+        ).read_text()
+    )
     assert cut["status"] == "interrupted" and cut["error"].startswith("interrupted (Ctrl-C)")
     assert "finished results are kept" in output and (sweep_dir / "summary.md").is_file()
 
 
 def test_submitit_local_sweep_completes(run_bench):
-    pytest.importorskip("hydra_plugins.hydra_submitit_launcher",
-                        reason="pip install 'packages/bench[slurm]'")
-    run = run_bench("-m", "hydra/launcher=submitit_local", "framework=fake", "task=cnn,rnn",
-                    *SMOKE, timeout=300)
+    pytest.importorskip(
+        "hydra_plugins.hydra_submitit_launcher", reason="pip install 'packages/bench[slurm]'"
+    )
+    run = run_bench(
+        "-m", "hydra/launcher=submitit_local", "framework=fake", "task=cnn,rnn", *SMOKE, timeout=300
+    )
     assert run.returncode == 0, run.output
     sweep_dir = run.cwd / "results" / "sweeps" / "framework=fake_preset=smoke_task=cnn,rnn"
     paths = sorted(sweep_dir.glob("*/result.json"))
-    assert [p.parent.name for p in paths] == ["framework=fake,preset=smoke,task=cnn",
-                                              "framework=fake,preset=smoke,task=rnn"]
+    assert [p.parent.name for p in paths] == [
+        "framework=fake,preset=smoke,task=cnn",
+        "framework=fake,preset=smoke,task=rnn",
+    ]
     assert all(json.loads(p.read_text())["status"] == "ok" for p in paths)
     assert len(list(sweep_dir.glob(".submitit/*/*_result.pkl"))) == 2  # run by submitit
     # the summary read the files the other processes wrote
@@ -172,8 +210,9 @@ def test_submitit_local_sweep_completes(run_bench):
     assert "| Fake (numpy) |" in run.output
     # again: the submitit jobs find their results and skip
     stamps = [p.stat().st_mtime_ns for p in paths]
-    again = run_bench("-m", "hydra/launcher=submitit_local", "framework=fake", "task=cnn,rnn",
-                      *SMOKE, timeout=300)
+    again = run_bench(
+        "-m", "hydra/launcher=submitit_local", "framework=fake", "task=cnn,rnn", *SMOKE, timeout=300
+    )
     assert again.returncode == 0, again.output
     assert [p.stat().st_mtime_ns for p in paths] == stamps
     logs = "".join(p.read_text() for p in sweep_dir.glob(".submitit/*/*_log.out"))
@@ -187,21 +226,28 @@ def test_comparison_presets_sweep_every_framework_and_task(conf_copy, monkeypatc
     hydra_hooks.install()
     for name in ("full", "smoke"):
         with initialize_config_dir(config_dir=str(conf_copy), version_base="1.3"):
-            cfg = compose("config", overrides=[f"comparison={name}", "comparison.require_all=true"],
-                          return_hydra_config=True)
+            cfg = compose(
+                "config",
+                overrides=[f"comparison={name}", "comparison.require_all=true"],
+                return_hydra_config=True,
+            )
         params = cfg.hydra.sweeper.params
         assert params.framework.split(",") == capabilities.framework_names()
         assert params.task == "cnn,resnet50,rnn"
         assert cfg.preset.name == name
 
 
-def test_agreement_preset_sweeps_training_tasks_and_seeds_from_neutral_weights(conf_copy,
-                                                                              monkeypatch):
+def test_agreement_preset_sweeps_training_tasks_and_seeds_from_neutral_weights(
+    conf_copy, monkeypatch
+):
     monkeypatch.setenv("BENCH_CONF_DIR", str(conf_copy))
     hydra_hooks.install()
     with initialize_config_dir(config_dir=str(conf_copy), version_base="1.3"):
-        cfg = compose("config", overrides=["comparison=agreement", "comparison.require_all=true"],
-                      return_hydra_config=True)
+        cfg = compose(
+            "config",
+            overrides=["comparison=agreement", "comparison.require_all=true"],
+            return_hydra_config=True,
+        )
     params = cfg.hydra.sweeper.params
     assert params.framework.split(",") == capabilities.framework_names()
     assert params.task == "cnn,rnn"
@@ -213,8 +259,13 @@ def test_comparison_preset_narrowed_on_the_command_line(run_bench):
     run = run_bench("-m", "comparison=smoke", "framework=fake", "task=rnn")
     assert run.returncode == 0, run.output
     (path,) = run.result_paths  # the command line's framework and task replace the lists
-    assert path.parent == (run.cwd / "results" / "sweeps" /
-                           "comparison=smoke_framework=fake_task=rnn" / "framework=fake,task=rnn")
+    assert path.parent == (
+        run.cwd
+        / "results"
+        / "sweeps"
+        / "comparison=smoke_framework=fake_task=rnn"
+        / "framework=fake,task=rnn"
+    )
     assert json.loads(path.read_text())["config"]["preset"]["name"] == "smoke"
 
 
@@ -236,8 +287,10 @@ def test_bad_sweep_name_is_one_line(run_bench):
 
 
 def test_sweep_names():
-    assert sweep.sweep_name(None, ["task=cnn,rnn", "framework=torch"]) == \
-        "framework=torch_task=cnn,rnn"  # sorted: the order on the command line is no matter
+    assert (
+        sweep.sweep_name(None, ["task=cnn,rnn", "framework=torch"])
+        == "framework=torch_task=cnn,rnn"
+    )  # sorted: the order on the command line is no matter
     assert sweep.sweep_name(None, ["task=cnn", "redo=true", "sweep=x"]) == "task=cnn"
     assert sweep.sweep_name(None, []) == "defaults"
     assert sweep.sweep_name("nightly", ["task=cnn"]) == "nightly"
@@ -261,20 +314,26 @@ def test_job_names_are_safe_and_bounded():
 def test_comparison_presets_run_the_installed_rows_unless_asked_for_all(run_bench):
     run = run_bench("-m", "comparison=smoke", "task=rnn", timeout=900)
     assert run.returncode == 0, run.output
-    assert re.search(r"comparison: 1 of \d+ frameworks are installed here; left out: .*torch",
-                     run.output), run.output
-    assert [json.loads(p.read_text())["config"]["framework"]["name"]
-            for p in run.result_paths] == ["fake"]
-    every = run_bench("-m", "comparison=smoke", "task=rnn", "framework=fake,torch",
-                      "comparison.require_all=true")
+    assert re.search(
+        r"comparison: 1 of \d+ frameworks are installed here; left out: .*torch", run.output
+    ), run.output
+    assert [json.loads(p.read_text())["config"]["framework"]["name"] for p in run.result_paths] == [
+        "fake"
+    ]
+    every = run_bench(
+        "-m", "comparison=smoke", "task=rnn", "framework=fake,torch", "comparison.require_all=true"
+    )
     statuses = sorted(json.loads(p.read_text())["status"] for p in every.result_paths)
     assert statuses == ["not_installed", "ok"], every.output
     # every framework was asked for and one is not installed: 2, as for any run (an
     # unsupported cell alone is the table's blank: test_refused_cells_of_a_comparison_preset...)
     assert every.returncode == 2, every.output
     # refused cells are not in the table; one line names them
-    assert re.search(r"^Not in the table, refused before starting: 1 not_installed \(PyTorch\)",
-                     every.output, re.M), every.output
+    assert re.search(
+        r"^Not in the table, refused before starting: 1 not_installed \(PyTorch\)",
+        every.output,
+        re.M,
+    ), every.output
 
 
 def test_a_comparison_preset_without_m_is_one_line(run_bench):
@@ -282,5 +341,6 @@ def test_a_comparison_preset_without_m_is_one_line(run_bench):
     assert run.returncode == 2, run.output
     assert run.output.strip().splitlines() == [
         "bench: comparison=smoke: a comparison preset is a sweep over every installed "
-        "framework; run it with -m: python -m bench -m comparison=smoke"]
+        "framework; run it with -m: python -m bench -m comparison=smoke"
+    ]
     assert not (run.cwd / "results").exists()

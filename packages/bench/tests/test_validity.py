@@ -6,10 +6,13 @@ from cli_process import FAST, strict_json
 
 
 # a loss that became NaN or diverged is no result
-@pytest.mark.parametrize("task,lr,reason", [
-    ("cnn", "nan", "the training loss became nan in epoch 1"),
-    ("rnn", "-1e3", "the training loss diverged"),  # gradient ascent
-])
+@pytest.mark.parametrize(
+    "task,lr,reason",
+    [
+        ("cnn", "nan", "the training loss became nan in epoch 1"),
+        ("rnn", "-1e3", "the training loss diverged"),  # gradient ascent
+    ],
+)
 def test_nan_or_diverged_loss_is_invalid(run_bench, task, lr, reason):
     run = run_bench(*FAST, f"task={task}", f"framework.options.lr={lr}")
     assert run.returncode == 1, run.output

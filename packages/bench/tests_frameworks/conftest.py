@@ -3,5 +3,8 @@
 
 
 def pytest_configure(config):
-    config.addinivalue_line("markers", "slow: a test its framework declares too slow for "
-                                       "every commit (nox -s <env>_extended runs it)")
+    config.addinivalue_line(
+        "markers",
+        "slow: a test its framework declares too slow for "
+        "every commit (nox -s <env>_extended runs it)",
+    )

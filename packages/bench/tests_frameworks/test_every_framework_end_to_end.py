@@ -9,6 +9,7 @@ it; see noxfile.py's table) and is skipped without it. A framework too slow for 
 preset on a CPU declares smaller sizes for a task in its YAML (`test_overrides`, e.g. Chainer's
 NumPy CNN); its learning is then not asserted there (Chainer's: by chainer_ideep, the same
 code)."""
+
 import math
 import os
 
@@ -25,16 +26,24 @@ FLOORS = {"cnn": 0.5, "rnn": 0.65, "densenet": 0.55}
 # on a CPU: every framework's end-to-end runs use 32 x 32 crops, 512 images, two epochs.
 # ResNet-50: one batch of 16 images, not 64 (it checks the features, not the speed).
 # CNN and GRU: 32 steps in two epochs, which learn the synthetic data (bench/data/synthetic.py)
-TASK_SIZES = {"densenet": ["task.image_size=32", "task.batch_size=16",
-                           "preset.train_examples=512", "preset.test_examples=256",
-                           "preset.epochs=2"],
-              "resnet50": ["task.batch_size=16"],
-              "cnn": ["preset.train_examples=1024", "preset.epochs=2"],
-              "rnn": ["preset.train_examples=1024", "preset.epochs=2"]}
-DATA_PARALLEL = [name for name in SELECTED
-                 if "densenet" in capabilities.declared(name)["capabilities"]["tasks"]
-                 and "cpu" in (capabilities.declared(name)["capabilities"].get("data_parallel")
-                               or {})]
+TASK_SIZES = {
+    "densenet": [
+        "task.image_size=32",
+        "task.batch_size=16",
+        "preset.train_examples=512",
+        "preset.test_examples=256",
+        "preset.epochs=2",
+    ],
+    "resnet50": ["task.batch_size=16"],
+    "cnn": ["preset.train_examples=1024", "preset.epochs=2"],
+    "rnn": ["preset.train_examples=1024", "preset.epochs=2"],
+}
+DATA_PARALLEL = [
+    name
+    for name in SELECTED
+    if "densenet" in capabilities.declared(name)["capabilities"]["tasks"]
+    and "cpu" in (capabilities.declared(name)["capabilities"].get("data_parallel") or {})
+]
 
 
 def marks(name, task, test):
@@ -46,18 +55,26 @@ def marks(name, task, test):
 
 # one DenseNet run per framework: on two devices where it trains data-parallel on a CPU (the
 # one-device code is the same step; the conformance suite checks it against the reference)
-CASES = [pytest.param(name, task, marks=marks(name, task, "smoke_run")) for name in SELECTED
-         for task in spec.TASKS if task in capabilities.declared(name)["capabilities"]["tasks"]
-         and not (task == "densenet" and name in DATA_PARALLEL)]
+CASES = [
+    pytest.param(name, task, marks=marks(name, task, "smoke_run"))
+    for name in SELECTED
+    for task in spec.TASKS
+    if task in capabilities.declared(name)["capabilities"]["tasks"]
+    and not (task == "densenet" and name in DATA_PARALLEL)
+]
 
 
-@pytest.mark.skipif(not SELECTED, reason="set BENCH_E2E_FRAMEWORKS=<framework,...> (a nox "
-                    "framework session does) to run the shared end-to-end suite")
+@pytest.mark.skipif(
+    not SELECTED,
+    reason="set BENCH_E2E_FRAMEWORKS=<framework,...> (a nox "
+    "framework session does) to run the shared end-to-end suite",
+)
 @pytest.mark.parametrize("name,task", CASES or [("none", "none")])
 def test_smoke_run_learns_and_reports(run_bench, name, task):
     overrides = capabilities.declared(name).get("test_overrides", {}).get(task, [])
-    code, output, result = run_bench(f"framework={name}", f"task={task}", "preset=smoke",
-                                     *TASK_SIZES.get(task, []), *overrides)
+    code, output, result = run_bench(
+        f"framework={name}", f"task={task}", "preset=smoke", *TASK_SIZES.get(task, []), *overrides
+    )
     assert code == 0, output
     assert result["status"] == "ok"
     assert result["param_count"] == spec.TASKS[task].param_count
@@ -84,29 +101,43 @@ def test_smoke_run_learns_and_reports(run_bench, name, task):
         assert result["losses"][-1] < result["losses"][0]
 
 
-@pytest.mark.skipif(not DATA_PARALLEL, reason="no selected framework declares data-parallel "
-                    "training on a CPU")
-@pytest.mark.parametrize("name", [pytest.param(name, marks=marks(name, "densenet", "two_processes"))
-                                  for name in DATA_PARALLEL] or ["none"])
+@pytest.mark.skipif(
+    not DATA_PARALLEL, reason="no selected framework declares data-parallel training on a CPU"
+)
+@pytest.mark.parametrize(
+    "name",
+    [pytest.param(name, marks=marks(name, "densenet", "two_processes")) for name in DATA_PARALLEL]
+    or ["none"],
+)
 def test_two_processes_train_densenet_as_one_run(run_bench, name):
     """devices=2 on a CPU, launched as the framework declares: two workers, each on its share
     of the cores, or one driving both devices (one_process), joined by the framework's own
     data-parallel idiom; one result that learns (at the framework's test_overrides sizes, where
     it declares them: the path runs, learning is not asserted)."""
-    missing = [system.missing(dep) for dep, when in
-               (capabilities.declared(name).get("system") or {}).items() if when == "devices"]
+    missing = [
+        system.missing(dep)
+        for dep, when in (capabilities.declared(name).get("system") or {}).items()
+        if when == "devices"
+    ]
     if any(missing):  # e.g. Open MPI for mpiexec's ranks: the line that installs it
         pytest.skip("; ".join(filter(None, missing)))
     overrides = capabilities.declared(name).get("test_overrides", {}).get("densenet", [])
-    code, output, result = run_bench(f"framework={name}", "task=densenet", "devices=2",
-                                     "preset=smoke", *TASK_SIZES["densenet"], *overrides)
+    code, output, result = run_bench(
+        f"framework={name}",
+        "task=densenet",
+        "devices=2",
+        "preset=smoke",
+        *TASK_SIZES["densenet"],
+        *overrides,
+    )
     assert code == 0, output
     assert result["status"] == "ok"
     assert result["param_count"] == spec.TASKS["densenet"].param_count
     assert all(math.isfinite(loss) for loss in result["losses"])
     assert result["distributed"]["world_size"] == 2
-    launch = (capabilities.declared(name)["capabilities"].get("data_parallel_launch")
-              or {}).get("cpu", "processes")
+    launch = (capabilities.declared(name)["capabilities"].get("data_parallel_launch") or {}).get(
+        "cpu", "processes"
+    )
     assert result["distributed"]["launch"] == launch
     if launch == "one_process":  # one worker drives both devices, on global batches
         assert "ranks" not in result and result["distributed"]["processes"] == 1

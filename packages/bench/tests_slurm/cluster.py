@@ -6,6 +6,7 @@ Processes are tracked by /proc lineage (proctrack/linuxproc) and not bound to co
 (task/none): cgroups may be unavailable in a container. Finished jobs stay visible to
 `scontrol show job` for MinJobAge seconds, so their JobState and ExitCode can be read without
 an accounting database."""
+
 import os
 import re
 import signal
@@ -77,21 +78,41 @@ class Cluster:
         os.chmod(munge, 0o700)
         socket_path = munge / "munge.socket"
         self._run(["mungekey", "--create", "--force", f"--keyfile={munge / 'munge.key'}"])
-        self._daemon("munged", ["munged", "--foreground", "--force", f"--socket={socket_path}",
-                                f"--key-file={munge / 'munge.key'}",
-                                f"--pid-file={munge / 'munged.pid'}",
-                                f"--log-file={munge / 'munged.log'}",
-                                f"--seed-file={munge / 'munged.seed'}"])
+        self._daemon(
+            "munged",
+            [
+                "munged",
+                "--foreground",
+                "--force",
+                f"--socket={socket_path}",
+                f"--key-file={munge / 'munge.key'}",
+                f"--pid-file={munge / 'munged.pid'}",
+                f"--log-file={munge / 'munged.log'}",
+                f"--seed-file={munge / 'munged.seed'}",
+            ],
+        )
         self._until(socket_path.exists, timeout, "munged's socket")
         ctld_port, *node_ports = free_ports(1 + len(NODES))
-        nodes = "".join(f"NodeName={name} NodeHostname=localhost NodeAddr=127.0.0.1 Port={port} "
-                        f"CPUs={CPUS} State=UNKNOWN\n" for name, port in zip(NODES, node_ports))
-        self.conf.write_text(SLURM_CONF.format(root=self.root, munge_socket=socket_path,
-                                               ctld_port=ctld_port, nodes=nodes,
-                                               node_list=",".join(NODES)))
+        nodes = "".join(
+            f"NodeName={name} NodeHostname=localhost NodeAddr=127.0.0.1 Port={port} "
+            f"CPUs={CPUS} State=UNKNOWN\n"
+            for name, port in zip(NODES, node_ports)
+        )
+        self.conf.write_text(
+            SLURM_CONF.format(
+                root=self.root,
+                munge_socket=socket_path,
+                ctld_port=ctld_port,
+                nodes=nodes,
+                node_list=",".join(NODES),
+            )
+        )
         self._daemon("slurmctld", ["slurmctld", "-D", "-i"])  # -i: ignore old state
-        self._until(lambda: self._run(["scontrol", "ping"], check=False).returncode == 0,
-                    timeout, "slurmctld answering `scontrol ping`")
+        self._until(
+            lambda: self._run(["scontrol", "ping"], check=False).returncode == 0,
+            timeout,
+            "slurmctld answering `scontrol ping`",
+        )
         for name in NODES:
             self._daemon(f"slurmd {name}", ["slurmd", "-D", "-N", name])
         self._until(self._nodes_idle, timeout, "both nodes idle in `sinfo`")
@@ -103,18 +124,24 @@ class Cluster:
         return all(states.get(name, "").startswith("idle") for name in NODES)
 
     def _run(self, command, check=True, timeout=60):
-        proc = subprocess.run(command, env=self.env, capture_output=True, text=True,
-                              timeout=timeout)
+        proc = subprocess.run(
+            command, env=self.env, capture_output=True, text=True, timeout=timeout
+        )
         if check and proc.returncode != 0:
-            raise RuntimeError(f"{' '.join(command)} failed: {proc.stderr.strip()}"
-                               f"{self.logs()}")
+            raise RuntimeError(f"{' '.join(command)} failed: {proc.stderr.strip()}{self.logs()}")
         return proc
 
     def _daemon(self, name, command):
         log = open(self.root / f"{name.replace(' ', '.')}.out", "w")
         try:
-            proc = subprocess.Popen(command, env=self.env, stdout=log, stderr=subprocess.STDOUT,
-                                    stdin=subprocess.DEVNULL, start_new_session=True)
+            proc = subprocess.Popen(
+                command,
+                env=self.env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                start_new_session=True,
+            )
         finally:
             log.close()
         self.daemons.append((name, proc))
@@ -124,8 +151,10 @@ class Cluster:
         while not ready():
             for name, proc in self.daemons:
                 if proc.poll() is not None:
-                    raise RuntimeError(f"{name} exited with status {proc.returncode} while "
-                                       f"waiting for {what}{self.logs()}")
+                    raise RuntimeError(
+                        f"{name} exited with status {proc.returncode} while "
+                        f"waiting for {what}{self.logs()}"
+                    )
             if time.monotonic() > deadline:
                 raise RuntimeError(f"no {what} after {timeout} s{self.logs()}")
             time.sleep(0.2)
@@ -144,8 +173,9 @@ class Cluster:
         """`scontrol show job`'s fields of a job (its last array element: the whole array's
         JobState is per element) as a dict; {} once Slurm has forgotten it."""
         out = self._run(["scontrol", "show", "job", "-o", str(job_id)], check=False).stdout
-        records = [dict(re.findall(r"(\w+)=(\S*)", line)) for line in out.splitlines()
-                   if line.strip()]
+        records = [
+            dict(re.findall(r"(\w+)=(\S*)", line)) for line in out.splitlines() if line.strip()
+        ]
         return records[-1] if records else {}
 
     def jobs(self):
@@ -159,12 +189,17 @@ class Cluster:
         deadline = time.monotonic() + timeout
         while True:
             fields = self.job(job_id)
-            if fields.get("JobState") not in ("PENDING", "RUNNING", "CONFIGURING",
-                                              "COMPLETING", "SUSPENDED", None):
+            if fields.get("JobState") not in (
+                "PENDING",
+                "RUNNING",
+                "CONFIGURING",
+                "COMPLETING",
+                "SUSPENDED",
+                None,
+            ):
                 return fields
             if time.monotonic() > deadline:
-                raise TimeoutError(f"job {job_id} still {fields.get('JobState')} after "
-                                   f"{timeout} s")
+                raise TimeoutError(f"job {job_id} still {fields.get('JobState')} after {timeout} s")
             time.sleep(0.5)
 
     def stop(self, timeout=30):

@@ -3,6 +3,7 @@ per session, stopped at its end whatever happened, and the orchestrator's own te
 (packages/bench/tests/conftest.py: the fake framework in a copy of conf/, a private cache),
 whose processes reach the cluster through SLURM_CONF. The fake framework's package is found
 through PYTHONPATH on the "nodes" too: they are this host."""
+
 import importlib.util
 import os
 import shutil
@@ -15,8 +16,9 @@ from bench.run import system
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "tests"))  # the tests' own helpers (archives.py)
-_spec = importlib.util.spec_from_file_location("bench_tests_conftest",
-                                               HERE.parent / "tests" / "conftest.py")
+_spec = importlib.util.spec_from_file_location(
+    "bench_tests_conftest", HERE.parent / "tests" / "conftest.py"
+)
 _tests = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(_tests)
 conf_copy, cache_dir, bench_env = _tests.conf_copy, _tests.cache_dir, _tests.bench_env

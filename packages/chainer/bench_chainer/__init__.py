@@ -1,5 +1,6 @@
 """Chainer for Rosetta Bench: device (NumPy or CuPy), threads, config, the ChainerMN
 communicator of a data-parallel run, sync and the model's native tensors."""
+
 import ctypes
 import os
 
@@ -42,7 +43,8 @@ def setup(run):
         if not cuda.available:
             raise NotImplementedError(
                 "device=gpu is not supported by chainer %s here: CuPy is not installed or sees "
-                "no GPU (pip install cupy-cudaXXx matching your CUDA)" % chainer.__version__)
+                "no GPU (pip install cupy-cudaXXx matching your CUDA)" % chainer.__version__
+            )
         _device = chainer.get_device("@cupy:%d" % run["device"]["index"])
     else:
         _device = chainer.get_device("@numpy")
@@ -52,7 +54,8 @@ def setup(run):
             "framework.options.use_ideep=%s needs ideep4py, which is not installed in this "
             "environment (it exists for Python <= 3.7 only): build `nox -s chainer_ideep` and "
             "run framework=chainer_ideep, or set framework.options.use_ideep=never"
-            % options["use_ideep"])
+            % options["use_ideep"]
+        )
     # Chainer's own speed switches: argument type checks cost Python time on every call;
     # autotune lets cuDNN pick convolution algorithms (GPU only, off by default in Chainer)
     chainer.global_config.type_check = bool(options["type_check"])
@@ -69,8 +72,11 @@ def setup(run):
     joined = join_mpi(run)
     return {
         "device": str(_device),
-        "device_name": (cuda.cupy.cuda.runtime.getDeviceProperties(_device.device.id)["name"]
-                        .decode() if _device.xp is not np else None),
+        "device_name": (
+            cuda.cupy.cuda.runtime.getDeviceProperties(_device.device.id)["name"].decode()
+            if _device.xp is not np
+            else None
+        ),
         "threads": threads,
         "thread_pools": {name: get() for name, (_, get) in sorted(pools.items())},
         "type_check": chainer.config.type_check,
@@ -83,14 +89,22 @@ def setup(run):
 
 
 def versions():
-    info = {"chainer": chainer.__version__, "numpy": np.__version__,
-            "cupy": None, "cuda": None, "cudnn": None,
-            "ideep": (getattr(intel64.ideep, "__version__", "1.x")
-                      if intel64.is_ideep_available() else None)}
+    info = {
+        "chainer": chainer.__version__,
+        "numpy": np.__version__,
+        "cupy": None,
+        "cuda": None,
+        "cudnn": None,
+        "ideep": (
+            getattr(intel64.ideep, "__version__", "1.x") if intel64.is_ideep_available() else None
+        ),
+    }
     if cuda.available:
-        info.update(cupy=cuda.cupy.__version__,
-                    cuda=cuda.cupy.cuda.runtime.runtimeGetVersion(),
-                    cudnn=cuda.cupy.cuda.cudnn.getVersion() if cuda.cudnn_enabled else None)
+        info.update(
+            cupy=cuda.cupy.__version__,
+            cuda=cuda.cupy.cuda.runtime.runtimeGetVersion(),
+            cudnn=cuda.cupy.cuda.cudnn.getVersion() if cuda.cudnn_enabled else None,
+        )
     return info
 
 
@@ -122,6 +136,7 @@ def peak_flops(precision, size=2048):
         for _ in range(n):
             a.dot(a)
         sync()
+
     return peak_rate(work, matmul_flops(size))
 
 
@@ -129,8 +144,13 @@ def peak_flops(precision, size=2048):
 THREAD_POOLS = {
     # NumPy's bundled OpenBLAS (convolutions via im2col + tensordot, matmuls); its wheels
     # export the ILP64 names with the suffix 64_
-    "openblas": (("openblas",), [("openblas_set_num_threads64_", "openblas_get_num_threads64_"),
-                                 ("openblas_set_num_threads", "openblas_get_num_threads")]),
+    "openblas": (
+        ("openblas",),
+        [
+            ("openblas_set_num_threads64_", "openblas_get_num_threads64_"),
+            ("openblas_set_num_threads", "openblas_get_num_threads"),
+        ],
+    ),
     # iDeep's OpenMP runtime (MKL-DNN kernels), when ideep4py is loaded
     "openmp": (("iomp", "gomp"), [("omp_set_num_threads", "omp_get_max_threads")]),
 }
@@ -166,23 +186,25 @@ def join_mpi(run):
     """devices=N: ChainerMN's communicator over the MPI job that mpiexec started (it must see
     the rank mpiexec gave); None for one device. mpi4py finalises MPI at exit."""
     global _communicator
-    proc = distributed.joining(run, "mpiexec", "ChainerMN runs over MPI",
-                               "conf/framework/chainer.yaml")
+    proc = distributed.joining(
+        run, "mpiexec", "ChainerMN runs over MPI", "conf/framework/chainer.yaml"
+    )
     if proc is None:
         return None
     try:
         import chainermn
         from mpi4py import MPI  # noqa: F401  ChainerMN's transport
     except ImportError as exc:
-        raise ImportError("devices=%d: ChainerMN needs mpi4py and an MPI library (%s): "
-                          "`pip install mpi4py` in this environment (nox -s chainer does) and "
-                          "Open MPI (Debian: apt-get install openmpi-bin)"
-                          % (proc["world_size"], exc)) from exc
+        raise ImportError(
+            "devices=%d: ChainerMN needs mpi4py and an MPI library (%s): "
+            "`pip install mpi4py` in this environment (nox -s chainer does) and "
+            "Open MPI (Debian: apt-get install openmpi-bin)" % (proc["world_size"], exc)
+        ) from exc
     _communicator = chainermn.create_communicator(COMMUNICATOR)
     if (_communicator.rank, _communicator.size) != (proc["rank"], proc["processes"]):
-        raise RuntimeError("ChainerMN's communicator is rank %d of %d, but mpiexec started rank "
-                           "%d of %d: is mpi4py built for the MPI of this mpiexec?"
-                           % (_communicator.rank, _communicator.size, proc["rank"],
-                              proc["processes"]))
-    return {"communicator": COMMUNICATOR, "rank": _communicator.rank,
-            "size": _communicator.size}
+        raise RuntimeError(
+            "ChainerMN's communicator is rank %d of %d, but mpiexec started rank "
+            "%d of %d: is mpi4py built for the MPI of this mpiexec?"
+            % (_communicator.rank, _communicator.size, proc["rank"], proc["processes"])
+        )
+    return {"communicator": COMMUNICATOR, "rank": _communicator.rank, "size": _communicator.size}

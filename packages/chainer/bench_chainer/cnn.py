@@ -1,4 +1,5 @@
 """VGG-style CIFAR-10 CNN the Chainer way: a Chain of links, define-by-run forward, MomentumSGD."""
+
 import chainer
 import chainer.functions as F
 import chainer.links as L

@@ -4,6 +4,7 @@ Adam with the learning rate scaled by the device count, and ChainerMN across the
 `mpiexec` processes: create_multi_node_optimizer all-reduces (averages) the gradients over
 the ranks before every update and broadcasts rank 0's weights at the first (the communicator
 is created in bench_chainer.setup)."""
+
 import chainer
 import chainer.functions as F
 import chainer.links as L
@@ -17,8 +18,15 @@ from . import communicator, loop, weights
 
 def conv(cin, cout, kernel, stride=1):
     # SPEC: He-normal over the fan-in, no bias
-    return L.Convolution2D(cin, cout, kernel, stride, kernel // 2, nobias=True,
-                           initialW=initializers.HeNormal(fan_option="fan_in"))
+    return L.Convolution2D(
+        cin,
+        cout,
+        kernel,
+        stride,
+        kernel // 2,
+        nobias=True,
+        initialW=initializers.HeNormal(fan_option="fan_in"),
+    )
 
 
 def bn(channels):
@@ -69,15 +77,22 @@ class Stem(chainer.Chain):
     def __init__(self):
         super().__init__()
         with self.init_scope():
-            self.conv = L.Convolution2D(D.input_shape[0], D.stem_channels, D.stem_kernel,
-                                        D.stem_stride, D.stem_padding, nobias=True,
-                                        initialW=initializers.HeNormal(fan_option="fan_in"))
+            self.conv = L.Convolution2D(
+                D.input_shape[0],
+                D.stem_channels,
+                D.stem_kernel,
+                D.stem_stride,
+                D.stem_padding,
+                nobias=True,
+                initialW=initializers.HeNormal(fan_option="fan_in"),
+            )
             self.bn = bn(D.stem_channels)
 
     def forward(self, x):
         h = F.relu(self.bn(self.conv(x)))
-        return F.max_pooling_2d(h, D.pool_kernel, D.pool_stride, D.pool_padding,
-                                cover_all=False)  # PyTorch's (floor) output size
+        return F.max_pooling_2d(
+            h, D.pool_kernel, D.pool_stride, D.pool_padding, cover_all=False
+        )  # PyTorch's (floor) output size
 
 
 class Final(chainer.Chain):
@@ -104,8 +119,9 @@ class DenseNet121(chainer.Chain):
                     c = int(c * D.compression)
             self.final = Final()
             # logits; the loss applies the sigmoid. SPEC: glorot-uniform, zero bias
-            self.classifier = L.Linear(D.features, D.num_labels,
-                                       initialW=initializers.GlorotUniform(), initial_bias=0)
+            self.classifier = L.Linear(
+                D.features, D.num_labels, initialW=initializers.GlorotUniform(), initial_bias=0
+            )
 
     def forward(self, x):
         h = self.stem(x)
@@ -126,16 +142,18 @@ def build_model(run):
     adam = run["task"]["optimizer"]
     # SPEC: Adam at 1e-4 per device, the learning rate scaled linearly with the global batch.
     # Chainer's eps acts as eps / sqrt(1 - beta2^t): see rnn.py
-    optimizer = optimizers.Adam(alpha=adam["lr"] * world_size, beta1=adam["beta1"],
-                                beta2=adam["beta2"], eps=adam["eps"])
+    optimizer = optimizers.Adam(
+        alpha=adam["lr"] * world_size, beta1=adam["beta1"], beta2=adam["beta2"], eps=adam["eps"]
+    )
     if world_size > 1:
         # ChainerMN: gradients averaged over the ranks (allreduce) before each update; rank
         # 0's weights broadcast to every rank at the first
         import chainermn
 
         optimizer = chainermn.create_multi_node_optimizer(optimizer, communicator())
-    return loop.Model(run, DenseNet121(), optimizer, image_input=True,
-                        loss_fn=mean_binary_cross_entropy)
+    return loop.Model(
+        run, DenseNet121(), optimizer, image_input=True, loss_fn=mean_binary_cross_entropy
+    )
 
 
 def slots(model):

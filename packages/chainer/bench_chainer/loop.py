@@ -1,4 +1,5 @@
 """The Chainer training step and inference loop that every task module shares."""
+
 import chainer
 import chainer.functions as F
 import numpy as np

@@ -7,6 +7,7 @@ Caffe's ceil mode (cover_all, other windows: other features), and its batch norm
 Chainer's eps 2e-5 (SPEC: 1e-5). Its building blocks (the same link names, res2..res5 with
 a, b1, b2, ...) are used unchanged: MSRA v1, stride on the first 1x1, no convolution biases.
 """
+
 import chainer
 import chainer.functions as F
 import chainer.links as L
@@ -24,14 +25,25 @@ class ResNet50Features(chainer.Chain):
         stem = ResNet50.stem_channels
         he = initializers.HeNormal()  # He init keeps activations of random weights in range
         with self.init_scope():
-            self.conv1 = L.Convolution2D(ResNet50.input_shape[0], stem, ResNet50.stem_kernel,
-                                         ResNet50.stem_stride, ResNet50.stem_padding,
-                                         initialW=he, nobias=True)
+            self.conv1 = L.Convolution2D(
+                ResNet50.input_shape[0],
+                stem,
+                ResNet50.stem_kernel,
+                ResNet50.stem_stride,
+                ResNet50.stem_padding,
+                initialW=he,
+                nobias=True,
+            )
             self.bn1 = L.BatchNormalization(stem)
             cin = stem
             for s, (blocks, width, cout, stride) in enumerate(ResNet50.stages, 2):
-                setattr(self, "res%d" % s, BuildingBlock(blocks, cin, width, cout, stride,
-                                                         initialW=he, downsample_fb=False))
+                setattr(
+                    self,
+                    "res%d" % s,
+                    BuildingBlock(
+                        blocks, cin, width, cout, stride, initialW=he, downsample_fb=False
+                    ),
+                )
                 cin = cout
         for link in self.links():
             if isinstance(link, L.BatchNormalization):
@@ -39,8 +51,13 @@ class ResNet50Features(chainer.Chain):
 
     def forward(self, x):
         h = F.relu(self.bn1(self.conv1(x)))
-        h = F.max_pooling_2d(h, ResNet50.pool_kernel, stride=ResNet50.pool_stride,
-                             pad=ResNet50.pool_padding, cover_all=False)
+        h = F.max_pooling_2d(
+            h,
+            ResNet50.pool_kernel,
+            stride=ResNet50.pool_stride,
+            pad=ResNet50.pool_padding,
+            cover_all=False,
+        )
         h = self.res5(self.res4(self.res3(self.res2(h))))
         return F.mean(h, axis=(2, 3))  # global average pool
 

@@ -1,5 +1,6 @@
 """GRU sentiment classifier the Chainer way: L.EmbedID + L.NStepGRU (cuDNN on GPU) + L.Linear,
 trained with Adam."""
+
 import chainer
 import chainer.functions as F
 import chainer.links as L
@@ -14,13 +15,17 @@ class GRUClassifier(chainer.Chain):
     def __init__(self):
         super().__init__()
         with self.init_scope():
-            self.embedding = L.EmbedID(RNN.vocab_size, RNN.embedding_dim,
-                                       initialW=initializers.Uniform(RNN.embedding_init_range))
+            self.embedding = L.EmbedID(
+                RNN.vocab_size,
+                RNN.embedding_dim,
+                initialW=initializers.Uniform(RNN.embedding_init_range),
+            )
             # NStepGRU is the cuDNN form: r, z, n with two biases per gate (b0..b2 on the input
             # side, b3..b5 on the recurrent side; reset applied after the recurrent matmul)
             self.gru = L.NStepGRU(1, RNN.embedding_dim, RNN.hidden_units, dropout=0.0)
-            self.dense = L.Linear(RNN.hidden_units, RNN.num_classes,
-                                  initialW=initializers.GlorotUniform())
+            self.dense = L.Linear(
+                RNN.hidden_units, RNN.num_classes, initialW=initializers.GlorotUniform()
+            )
         # Keras' initialisers, the 2018 benchmark's (ilkarman/DeepLearningFrameworks) convention
         # (spec.RNN.init), gate by gate
         layer = self.gru[0]
@@ -40,8 +45,9 @@ def build_model(run):
     # Chainer's Adam folds the bias corrections into the step size, so its eps acts as
     # eps / sqrt(1 - beta2^t) in the reference's form: a ~1e-7 difference, far below the
     # gradients here
-    optimizer = optimizers.Adam(alpha=adam["lr"], beta1=adam["beta1"], beta2=adam["beta2"],
-                                eps=adam["eps"])
+    optimizer = optimizers.Adam(
+        alpha=adam["lr"], beta1=adam["beta1"], beta2=adam["beta2"], eps=adam["eps"]
+    )
     return loop.Model(run, GRUClassifier(), optimizer)
 
 

@@ -8,6 +8,7 @@ order) and w3..w5 for the recurrent side, each (out, in), with one bias per matr
 the cuDNN form's two bias vectors per gate. Keys are Chainer's own paths: namedparams()'s
 (/conv1/W, /gru/0/w0) and the batch-norm links' paths plus /avg_mean, /avg_var.
 """
+
 import collections
 import re
 
@@ -24,8 +25,12 @@ BATCH_NORM = {"gamma": "gamma", "beta": "beta", "mean": "avg_mean", "var": "avg_
 RUNNING_STATISTICS = ("avg_mean", "avg_var")  # persistent values, not parameters
 # (in, out) -> Linear's (out, in)
 TRANSPOSED = {"dense1.weight", "dense2.weight", "dense.weight", "classifier.weight"}
-GRU_GATES = {"gru.input_weight": 0, "gru.recurrent_weight": 3,  # first w/b index of r, z, n
-             "gru.input_bias": 0, "gru.recurrent_bias": 3}
+GRU_GATES = {
+    "gru.input_weight": 0,
+    "gru.recurrent_weight": 3,  # first w/b index of r, z, n
+    "gru.input_bias": 0,
+    "gru.recurrent_bias": 3,
+}
 
 
 def _resnet_path(prefix):
@@ -41,8 +46,9 @@ def _resnet_path(prefix):
 def _per_gate(transposed, units=spec.RNN.hidden_units):
     """(to_native, from_native) between a neutral (..., 3 * units) tensor and three per-gate
     arrays (a matrix's columns of one gate, transposed to Chainer's (out, in))."""
+
     def to_native(value):
-        parts = [value[..., g * units:(g + 1) * units] for g in range(3)]
+        parts = [value[..., g * units : (g + 1) * units] for g in range(3)]
         return [np.ascontiguousarray(p.T if transposed else p) for p in parts]
 
     def from_native(arrays):

@@ -2,6 +2,7 @@
 matrices, mixed16, the options and the GPU and iDeep refusals. SPEC's counts and the
 equivalence with the NumPy reference are the shared conformance suite's
 (shared/tests/test_conformance.py)."""
+
 import chainer
 import numpy as np
 import pytest
@@ -42,14 +43,18 @@ def test_neutral_gru_matrices_land_gate_by_gate_transposed():
     layer, units = model.net.gru[0], spec.RNN.hidden_units
     for g in range(3):
         gate = slice(g * units, (g + 1) * units)
-        np.testing.assert_array_equal(getattr(layer, "w%d" % g).array,
-                                      params["gru.input_weight"][:, gate].T)
-        np.testing.assert_array_equal(getattr(layer, "w%d" % (g + 3)).array,
-                                      params["gru.recurrent_weight"][:, gate].T)
-        np.testing.assert_array_equal(getattr(layer, "b%d" % g).array,
-                                      params["gru.input_bias"][gate])
-        np.testing.assert_array_equal(getattr(layer, "b%d" % (g + 3)).array,
-                                      params["gru.recurrent_bias"][gate])
+        np.testing.assert_array_equal(
+            getattr(layer, "w%d" % g).array, params["gru.input_weight"][:, gate].T
+        )
+        np.testing.assert_array_equal(
+            getattr(layer, "w%d" % (g + 3)).array, params["gru.recurrent_weight"][:, gate].T
+        )
+        np.testing.assert_array_equal(
+            getattr(layer, "b%d" % g).array, params["gru.input_bias"][gate]
+        )
+        np.testing.assert_array_equal(
+            getattr(layer, "b%d" % (g + 3)).array, params["gru.recurrent_bias"][gate]
+        )
 
 
 def test_tensors_are_the_parameters_and_the_running_statistics():

@@ -1,5 +1,6 @@
 """CNTK 2.7 for Rosetta Bench: device and thread setup, joining the MPI job of a data-parallel
 run, the device sync and the model's native tensors."""
+
 import atexit
 import os
 
@@ -28,9 +29,11 @@ def cntk_module():
     if C is None:
         from . import mpi_shim
 
-        raise ImportError("CNTK cannot load: %s. To fix it, %s, and put %s on LD_LIBRARY_PATH "
-                          "(the orchestrator does that for its CNTK worker)."
-                          % (_IMPORT_ERROR, mpi_shim.FIX, mpi_shim.shim_dir()))
+        raise ImportError(
+            "CNTK cannot load: %s. To fix it, %s, and put %s on LD_LIBRARY_PATH "
+            "(the orchestrator does that for its CNTK worker)."
+            % (_IMPORT_ERROR, mpi_shim.FIX, mpi_shim.shim_dir())
+        )
     return C
 
 
@@ -45,20 +48,30 @@ def setup(run):
     if C.cntk_py.get_random_seed() != run["seed"]:
         C.cntk_py.set_fixed_random_seed(run["seed"])
     _settings.update(threads=C.cntk_py.get_max_num_cputhreads(), seed=run["seed"])
-    return {"device": "cpu", "threads": _settings["threads"],
-            "omp_num_threads": os.environ.get("OMP_NUM_THREADS"), "mpi": join_mpi(run)}
+    return {
+        "device": "cpu",
+        "threads": _settings["threads"],
+        "omp_num_threads": os.environ.get("OMP_NUM_THREADS"),
+        "mpi": join_mpi(run),
+    }
 
 
 def versions():
     from . import mpi_shim
 
     shim = mpi_shim.shim_dir()
-    return {"cntk": cntk_module().__version__,
-            "devices": ["gpu" if d.type() == C.device.DeviceKind.GPU else "cpu"
-                        for d in C.device.all_devices()],
-            # the OpenMPI 4 libraries standing in for 1.10's (None: CNTK found its own)
-            "mpi_shim": {name: os.path.realpath(os.path.join(shim, name))
-                         for name in sorted(mpi_shim.SONAMES)} if os.path.isdir(shim) else None}
+    return {
+        "cntk": cntk_module().__version__,
+        "devices": [
+            "gpu" if d.type() == C.device.DeviceKind.GPU else "cpu" for d in C.device.all_devices()
+        ],
+        # the OpenMPI 4 libraries standing in for 1.10's (None: CNTK found its own)
+        "mpi_shim": {
+            name: os.path.realpath(os.path.join(shim, name)) for name in sorted(mpi_shim.SONAMES)
+        }
+        if os.path.isdir(shim)
+        else None,
+    }
 
 
 def sync():
@@ -86,6 +99,7 @@ def peak_flops(precision, size=2048):
     def work(n):
         for _ in range(n):
             product.eval({x: a})  # eval returns NumPy: each product is done
+
     return peak_rate(work, matmul_flops(size))
 
 
@@ -93,17 +107,28 @@ def join_mpi(run):
     """devices=N: this process's place in the MPI job that mpiexec started, as CNTK's
     communicator (the one its data-parallel learner reduces over) sees it; None for one
     device. MPI is finalised at exit, after rank 0's evaluation."""
-    proc = distributed.joining(run, "mpiexec", "CNTK's data-parallel learner runs over MPI",
-                               "conf/framework/cntk.yaml")
+    proc = distributed.joining(
+        run, "mpiexec", "CNTK's data-parallel learner runs over MPI", "conf/framework/cntk.yaml"
+    )
     if proc is None:
         return None
     communicator = C.train.distributed.Communicator
     rank, workers = communicator.rank(), communicator.num_workers()
     if (rank, workers) != (proc["rank"], proc["processes"]):
-        raise RuntimeError("CNTK's MPI communicator is rank %d of %d, but mpiexec started rank "
-                           "%d of %d: is CNTK linked to the MPI of this mpiexec (%s)?"
-                           % (rank, workers, proc["rank"], proc["processes"],
-                              ", ".join(sorted(versions()["mpi_shim"] or {}))))
+        raise RuntimeError(
+            "CNTK's MPI communicator is rank %d of %d, but mpiexec started rank "
+            "%d of %d: is CNTK linked to the MPI of this mpiexec (%s)?"
+            % (
+                rank,
+                workers,
+                proc["rank"],
+                proc["processes"],
+                ", ".join(sorted(versions()["mpi_shim"] or {})),
+            )
+        )
     atexit.register(communicator.finalize)
-    return {"communicator": "MPI (data_parallel_distributed_learner)", "rank": rank,
-            "workers": workers}
+    return {
+        "communicator": "MPI (data_parallel_distributed_learner)",
+        "rank": rank,
+        "workers": workers,
+    }

@@ -3,6 +3,7 @@ whose inputs are `splice`s of every earlier output), a per-example binary cross-
 logits, Adam with the learning rate scaled by the device count, and CNTK's
 data_parallel_distributed_learner over MPI across the run's `mpiexec` processes (each rank's
 gradients summed over all ranks before every update; MPI is joined in bench_cntk.setup)."""
+
 import collections
 import math
 
@@ -39,15 +40,21 @@ class Builder(object):
 
     def conv(self, name, cout, kernel, stride=1, padding=None):
         padding = kernel // 2 if padding is None else padding
-        layer = L.Convolution2D((kernel, kernel), cout, strides=stride,
-                                pad=loop.same_padding(kernel, padding), bias=False,
-                                init=C.he_normal())  # SPEC: He-normal over the fan-in
+        layer = L.Convolution2D(
+            (kernel, kernel),
+            cout,
+            strides=stride,
+            pad=loop.same_padding(kernel, padding),
+            bias=False,
+            init=C.he_normal(),
+        )  # SPEC: He-normal over the fan-in
         self.named[name + ".weight"] = layer.W
         return layer
 
     def bn_relu(self, prefix):
-        bn = L.BatchNormalization(map_rank=1, epsilon=D.batch_norm_eps,
-                                  normalization_time_constant=self.time_constant)
+        bn = L.BatchNormalization(
+            map_rank=1, epsilon=D.batch_norm_eps, normalization_time_constant=self.time_constant
+        )
         self.named[prefix + ".gamma"], self.named[prefix + ".beta"] = bn.scale, bn.bias
         self.named[prefix + ".mean"] = bn.aggregate_mean  # running statistics: Constants,
         self.named[prefix + ".var"] = bn.aggregate_variance  # not Parameters (not counted)
@@ -77,11 +84,13 @@ class Builder(object):
 
 def densenet121(builder, x):
     """The logits of DenseNet-121 on CHW images of any side (CNTK's FreeDimension)."""
-    y = builder.conv("stem.conv", D.stem_channels, D.stem_kernel, D.stem_stride,
-                     D.stem_padding)(x)
+    y = builder.conv("stem.conv", D.stem_channels, D.stem_kernel, D.stem_stride, D.stem_padding)(x)
     y = builder.bn_relu("stem.bn")(y)
-    y = L.MaxPooling((D.pool_kernel, D.pool_kernel), strides=D.pool_stride,
-                     pad=loop.same_padding(D.pool_kernel, D.pool_padding))(y)
+    y = L.MaxPooling(
+        (D.pool_kernel, D.pool_kernel),
+        strides=D.pool_stride,
+        pad=loop.same_padding(D.pool_kernel, D.pool_padding),
+    )(y)
     c = D.stem_channels
     for b, layers in enumerate(D.block_layers, 1):
         y = builder.dense_block(b, y, layers)
@@ -93,8 +102,10 @@ def densenet121(builder, x):
     # the spatial mean by reduce_mean: layers.GlobalAveragePooling needs a known side
     features = C.reshape(C.reduce_mean(y, axis=(1, 2)), (D.features,))
     classifier = L.Dense(D.num_labels)  # glorot-uniform, zero bias: layers' defaults, SPEC's
-    builder.named["classifier.weight"], builder.named["classifier.bias"] = \
-        classifier.W, classifier.b
+    builder.named["classifier.weight"], builder.named["classifier.bias"] = (
+        classifier.W,
+        classifier.b,
+    )
     return classifier(features)  # logits; the loss applies the sigmoid
 
 
@@ -114,12 +125,14 @@ def build_model(run):
     adam = dict(run["task"]["optimizer"], lr=run["task"]["optimizer"]["lr"] * world_size)
     local = loop.adam(adam)
     if world_size > 1:
+
         def learner(parameters):
             # every rank's gradient summed (MPI allreduce, 32-bit: no quantisation) before
             # each update, from the first example on. The sum over the global batch, not its
             # mean: CNTK's Adam step (per-sample rate times m / sqrt(v)) is the same for both
             return C.train.distributed.data_parallel_distributed_learner(
-                local(parameters), distributed_after=0, num_quantization_bits=32)
+                local(parameters), distributed_after=0, num_quantization_bits=32
+            )
     else:
         learner = local
     builder = Builder(running_statistics_constant(run["task"]["batch_size"]))
@@ -128,8 +141,15 @@ def build_model(run):
     for name, variable in builder.named.items():  # shapes are known once the graph is built
         if name.endswith(".var"):
             variable.value = np.ones(variable.shape, np.float32)  # CNTK starts it at 0, not 1
-    return loop.Model(logits, x, builder.named, learner=learner, num_classes=D.num_labels,
-                        loss=binary_cross_entropy_with_logits, labels=multi_hot)
+    return loop.Model(
+        logits,
+        x,
+        builder.named,
+        learner=learner,
+        num_classes=D.num_labels,
+        loss=binary_cross_entropy_with_logits,
+        labels=multi_hot,
+    )
 
 
 def slots(model):

@@ -1,5 +1,6 @@
 """The CNTK training step and inference loop that every task module shares: a cntk.Trainer
 fed one minibatch at a time, and Function.eval for inference (CNTK's inference mode)."""
+
 import collections
 
 import numpy as np
@@ -19,8 +20,9 @@ class Model(object):
     `feed` turns a batch of the worker's arrays into what the input variable takes.
     """
 
-    def __init__(self, net, x, named, feed=None, learner=None, num_classes=None, loss=None,
-                 labels=None):
+    def __init__(
+        self, net, x, named, feed=None, learner=None, num_classes=None, loss=None, labels=None
+    ):
         self.net, self.x, self.named = net, x, collections.OrderedDict(named)
         self.feed = feed or (lambda batch: np.ascontiguousarray(batch, np.float32))
         self.trainer = None
@@ -41,8 +43,9 @@ def same_padding(kernel, padding):
     """CNTK's layers pad "same" (pad=True: (kernel - 1) / 2 on each side of an odd kernel)
     or not at all: SPEC's padding as the flag."""
     if padding not in (0, (kernel - 1) // 2):
-        raise ValueError("padding %d around a %dx%d window is not CNTK's pad=True"
-                         % (padding, kernel, kernel))
+        raise ValueError(
+            "padding %d around a %dx%d window is not CNTK's pad=True" % (padding, kernel, kernel)
+        )
     return padding > 0
 
 
@@ -55,8 +58,11 @@ def sgd(cfg):
     gradient of each minibatch, like the other frameworks.
     """
     return lambda parameters: C.momentum_sgd(
-        parameters, C.learning_parameter_schedule(cfg["lr"]),
-        C.momentum_schedule(cfg["momentum"]), unit_gain=False)
+        parameters,
+        C.learning_parameter_schedule(cfg["lr"]),
+        C.momentum_schedule(cfg["momentum"]),
+        unit_gain=False,
+    )
 
 
 def adam(cfg):
@@ -64,9 +70,13 @@ def adam(cfg):
     normalised step m / sqrt(v) (invariant to the gradient's scale), so lr is given per sample:
     learning_parameter_schedule(lr) would divide the step by the batch size."""
     return lambda parameters: C.adam(
-        parameters, C.learning_parameter_schedule_per_sample(cfg["lr"]),
-        C.momentum_schedule(cfg["beta1"]), unit_gain=True,
-        variance_momentum=C.momentum_schedule(cfg["beta2"]), epsilon=cfg["eps"])
+        parameters,
+        C.learning_parameter_schedule_per_sample(cfg["lr"]),
+        C.momentum_schedule(cfg["beta1"]),
+        unit_gain=True,
+        variance_momentum=C.momentum_schedule(cfg["beta2"]),
+        epsilon=cfg["eps"],
+    )
 
 
 def train_epoch(model, batches):
@@ -81,5 +91,6 @@ def train_epoch(model, batches):
 
 def predict(model, batches):
     """Function.eval runs in inference mode: dropout off, batch norm on its running statistics."""
-    return np.concatenate([np.asarray(model.net.eval({model.x: model.feed(x)}), np.float32)
-                           for x in batches])
+    return np.concatenate(
+        [np.asarray(model.net.eval({model.x: model.feed(x)}), np.float32) for x in batches]
+    )

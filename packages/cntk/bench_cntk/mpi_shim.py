@@ -10,6 +10,7 @@ expands `library_path` of conf/framework/cntk.yaml; nothing is installed system-
 This module does not need cntk to import (bench_cntk/__init__.py defers a failed CNTK import
 to its first use, so that `python -m bench_cntk.mpi_shim` runs where CNTK cannot load yet).
 """
+
 import glob
 import os
 import subprocess
@@ -17,10 +18,17 @@ import sys
 
 # old soname CNTK asks for -> the OpenMPI 4 library that provides its symbols
 SONAMES = {"libmpi.so.12": "libmpi.so.40", "libmpi_cxx.so.1": "libmpi_cxx.so.40"}
-SEARCH_DIRS = ("/usr/lib/x86_64-linux-gnu", "/lib/x86_64-linux-gnu", "/usr/lib64", "/usr/lib",
-               "/usr/lib/x86_64-linux-gnu/openmpi/lib")
-FIX = ("install OpenMPI 4's libraries (Debian/Ubuntu: `apt-get install libopenmpi3`), then run "
-       "`python -m bench_cntk.mpi_shim` with the CNTK environment's python")
+SEARCH_DIRS = (
+    "/usr/lib/x86_64-linux-gnu",
+    "/lib/x86_64-linux-gnu",
+    "/usr/lib64",
+    "/usr/lib",
+    "/usr/lib/x86_64-linux-gnu/openmpi/lib",
+)
+FIX = (
+    "install OpenMPI 4's libraries (Debian/Ubuntu: `apt-get install libopenmpi3`), then run "
+    "`python -m bench_cntk.mpi_shim` with the CNTK environment's python"
+)
 
 
 def shim_dir(prefix=None):
@@ -31,8 +39,12 @@ def shim_dir(prefix=None):
 def find_library(name):
     """The path of a shared library: the dynamic linker's cache first, then the usual dirs."""
     try:
-        cache = subprocess.run(["ldconfig", "-p"], stdout=subprocess.PIPE,
-                               stderr=subprocess.DEVNULL, universal_newlines=True).stdout
+        cache = subprocess.run(
+            ["ldconfig", "-p"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            universal_newlines=True,
+        ).stdout
     except OSError:
         cache = ""
     for line in cache.splitlines():
@@ -68,8 +80,16 @@ def main():
     except OSError as exc:
         sys.stderr.write("%s\n" % exc)
         return 1
-    print("CNTK MPI shim: %s (%s)" % (directory, ", ".join(
-        "%s -> %s" % (old, os.readlink(os.path.join(directory, old))) for old in sorted(SONAMES))))
+    print(
+        "CNTK MPI shim: %s (%s)"
+        % (
+            directory,
+            ", ".join(
+                "%s -> %s" % (old, os.readlink(os.path.join(directory, old)))
+                for old in sorted(SONAMES)
+            ),
+        )
+    )
     return 0
 
 

@@ -2,6 +2,7 @@
 sequence axis (layers.Fold), cntk.Trainer, Adam. Which GRU ran: the "fold" step below, SPEC's
 cuDNN form on the CPU; `optimized_rnnstack` (CNTK's cuDNN GRU) needs a GPU, which this CPU
 build has not."""
+
 import numpy as np
 
 from bench_shared import weights as neutral
@@ -23,15 +24,16 @@ def gru_last_state(units, seed):
     """
     rng = np.random.RandomState(seed)
     orthogonal = neutral.per_gate(neutral.orthogonal, rng, units)  # gate by gate
-    recurrent = C.Parameter((units, 3 * units), name="recurrent_weight",
-                            init=orthogonal.astype(np.float32))
+    recurrent = C.Parameter(
+        (units, 3 * units), name="recurrent_weight", init=orthogonal.astype(np.float32)
+    )
     recurrent_bias = C.Parameter((3 * units,), init=0, name="recurrent_bias")
 
     def step(h, x_proj):
         h_proj = C.times(h, recurrent) + recurrent_bias
         r = C.sigmoid(x_proj[0:units] + h_proj[0:units])
-        z = C.sigmoid(x_proj[units:2 * units] + h_proj[units:2 * units])
-        n = C.tanh(x_proj[2 * units:] + r * h_proj[2 * units:])  # reset after the matmul
+        z = C.sigmoid(x_proj[units : 2 * units] + h_proj[units : 2 * units])
+        n = C.tanh(x_proj[2 * units :] + r * h_proj[2 * units :])  # reset after the matmul
         return (1 - z) * n + z * h
 
     return L.Fold(step), recurrent, recurrent_bias  # zero initial state, the state at t = 150
@@ -45,8 +47,11 @@ def build_model(run):
     # Not Implemented"). Keras' initialisers, the convention of the 2018 benchmark
     # (ilkarman/DeepLearningFrameworks), spec.RNN.init.
     r = RNN.embedding_init_range
-    embedding = C.Parameter((RNN.vocab_size, e), name="embedding",
-                            init=rng.uniform(-r, r, (RNN.vocab_size, e)).astype(np.float32))
+    embedding = C.Parameter(
+        (RNN.vocab_size, e),
+        name="embedding",
+        init=rng.uniform(-r, r, (RNN.vocab_size, e)).astype(np.float32),
+    )
     project = L.Dense(3 * h)
     fold, recurrent, recurrent_bias = gru_last_state(h, run["seed"] + 1)
     dense = L.Dense(RNN.num_classes)  # glorot-uniform, zero bias: layers' defaults
@@ -57,13 +62,23 @@ def build_model(run):
     # glorot-uniform per gate (layers.Dense's would span all three gates), zero biases
     glorot = neutral.per_gate(neutral.glorot_uniform_kernel, rng, (e, h))
     project.W.value = glorot.astype(np.float32)
-    named = [("embedding.weight", embedding), ("gru.input_weight", project.W),
-             ("gru.recurrent_weight", recurrent), ("gru.input_bias", project.b),
-             ("gru.recurrent_bias", recurrent_bias), ("dense.weight", dense.W),
-             ("dense.bias", dense.b)]
-    return loop.Model(net, tokens, named, feed=feed,
-                        learner=loop.adam(run["task"]["optimizer"]),
-                        num_classes=RNN.num_classes)
+    named = [
+        ("embedding.weight", embedding),
+        ("gru.input_weight", project.W),
+        ("gru.recurrent_weight", recurrent),
+        ("gru.input_bias", project.b),
+        ("gru.recurrent_bias", recurrent_bias),
+        ("dense.weight", dense.W),
+        ("dense.bias", dense.b),
+    ]
+    return loop.Model(
+        net,
+        tokens,
+        named,
+        feed=feed,
+        learner=loop.adam(run["task"]["optimizer"]),
+        num_classes=RNN.num_classes,
+    )
 
 
 def feed(tokens):

@@ -8,6 +8,7 @@ batch-norm scale/bias/aggregate_mean/aggregate_variance per channel, the embeddi
 GRU step, rnn.py, slices them so). So a conversion is a reshape; which variable holds which
 neutral tensor is each model's `named` map. Keys are the variables' uids.
 """
+
 import collections
 
 import numpy as np
@@ -29,9 +30,16 @@ def slots(named, task):
     runtime refuses a name `named` lacks or the neutral layout does not know)."""
     layout = neutral.layout(task)
     return collections.OrderedDict(
-        (name, protocol.Slot(variable.uid, _reshape(variable.shape),
-                             _reshape(layout[name]) if name in layout else None))
-        for name, variable in named.items())
+        (
+            name,
+            protocol.Slot(
+                variable.uid,
+                _reshape(variable.shape),
+                _reshape(layout[name]) if name in layout else None,
+            ),
+        )
+        for name, variable in named.items()
+    )
 
 
 def _read(variable):
@@ -44,7 +52,9 @@ def _write(variable, value):
 
 def tensors(model):
     """Every Parameter of the network and every batch norm's running mean and variance."""
-    variables = list(model.net.parameters) + [c for c in model.net.constants
-                                              if c.name in RUNNING_STATISTICS]
-    return protocol.DictTensors(collections.OrderedDict((v.uid, v) for v in variables),
-                                _read, _write)
+    variables = list(model.net.parameters) + [
+        c for c in model.net.constants if c.name in RUNNING_STATISTICS
+    ]
+    return protocol.DictTensors(
+        collections.OrderedDict((v.uid, v) for v in variables), _read, _write
+    )

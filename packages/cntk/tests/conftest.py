@@ -2,6 +2,7 @@
 (bench, hydra) is not installed: run dicts come from the runtime's contract.make_run and
 conf/framework/cntk.yaml, as the orchestrator writes them. tests_e2e/ covers the
 orchestrator's side."""
+
 import os
 
 import yaml
@@ -9,7 +10,8 @@ import yaml
 from bench_shared import contract
 
 CONF = os.environ.get("BENCH_CONF_DIR") or os.path.join(
-    os.path.dirname(os.path.abspath(__file__)), os.pardir, os.pardir, os.pardir, "conf")
+    os.path.dirname(os.path.abspath(__file__)), os.pardir, os.pardir, os.pardir, "conf"
+)
 
 with open(os.path.join(CONF, "framework", "cntk.yaml")) as f:
     DECLARED = yaml.safe_load(f)

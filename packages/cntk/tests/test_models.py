@@ -1,6 +1,7 @@
 """What is CNTK's own in its models: structure, running statistics, initialisers, set-up.
 SPEC's counts and the equivalence with the NumPy reference are the shared conformance suite's
 (shared/tests/test_conformance.py)."""
+
 import numpy as np
 import pytest
 from conftest import make_run
@@ -89,6 +90,8 @@ def test_dropout_layers_draw_their_own_masks():
     assert not np.array_equal(first, second) and 0.15 < (first & second).mean() < 0.35
     net = cnn.build_model(run).net
     dropouts = C.logging.graph.depth_first_search(
-        net, lambda f: isinstance(f, C.Function) and f.attributes.get("rngSeed") is not None,
-        depth=-1)
+        net,
+        lambda f: isinstance(f, C.Function) and f.attributes.get("rngSeed") is not None,
+        depth=-1,
+    )
     assert len({f.attributes["rngSeed"] for f in dropouts}) == 3

@@ -5,9 +5,14 @@ cntk_e2e session runs it for framework=cntk)."""
 
 
 def test_the_worker_is_python36_with_the_mpi_shim(run_bench):
-    code, output, result = run_bench("framework=cntk", "task=rnn", "preset=smoke",
-                                     "preset.epochs=1", "preset.train_examples=256",
-                                     "preset.test_examples=128")
+    code, output, result = run_bench(
+        "framework=cntk",
+        "task=rnn",
+        "preset=smoke",
+        "preset.epochs=1",
+        "preset.train_examples=256",
+        "preset.test_examples=128",
+    )
     assert code == 0, output
     assert result["python"].startswith("3.6.")
     assert result["worker"]["found_by"] == "nox session cntk"
@@ -18,8 +23,9 @@ def test_the_worker_is_python36_with_the_mpi_shim(run_bench):
 
 
 def test_without_the_mpi_shim_the_error_names_the_fix(run_bench):
-    code, output, result = run_bench("framework=cntk", "task=cnn", "preset=smoke",
-                                     "framework.library_path=[]")
+    code, output, result = run_bench(
+        "framework=cntk", "task=cnn", "preset=smoke", "framework.library_path=[]"
+    )
     assert code == 1, output
     assert "libmpi" in result["error"] and "apt-get install libopenmpi3" in result["error"]
     assert "python -m bench_cntk.mpi_shim" in result["error"]

@@ -1,4 +1,5 @@
 """JAX + Flax NNX + optax for Rosetta Bench: platform, XLA's threads and flags, precision, sync."""
+
 import os
 
 import jax
@@ -47,13 +48,17 @@ def setup(run):
     _run.clear()
     _run.update(precision=run["precision"], seed=run["seed"])
     # devices=N (task densenet): this one process drives N devices (conf/framework/flax.yaml)
-    proc = distributed.joining(run, "one_process",
-                               "bench_flax drives a run's devices from one process (a Mesh)",
-                               "conf/framework/flax.yaml")
+    proc = distributed.joining(
+        run,
+        "one_process",
+        "bench_flax drives a run's devices from one process (a Mesh)",
+        "conf/framework/flax.yaml",
+    )
     count = proc["world_size"] if proc else 1
     device = run["device"]["name"]
-    threads = configure_xla(_options["threads"], _options["xla_flags"],
-                            count if device == "cpu" else 1)
+    threads = configure_xla(
+        _options["threads"], _options["xla_flags"], count if device == "cpu" else 1
+    )
     platforms, backend = PLATFORMS[device]
     jax.config.update("jax_platforms", platforms)
     try:
@@ -62,20 +67,30 @@ def setup(run):
         raise NotImplementedError(
             "device=%s is not supported by jax %s here: %s (the CPU wheel has no CUDA; install "
             "jax[cuda12] with BENCH_JAX_REQUIREMENT, see packages/flax/README.md)"
-            % (device, jax.__version__, str(exc).splitlines()[0])) from None
+            % (device, jax.__version__, str(exc).splitlines()[0])
+        ) from None
     index = run["device"]["index"]
     if index + count > len(devices):
         raise NotImplementedError(
             "device.index=%d, devices=%d: jax sees %d %s device(s)%s"
-            % (index, count, len(devices), device,
-               " (XLA's backend started before setup() could set its host-platform device "
-               "count: run it in a fresh process)" if device == "cpu" else ""))
+            % (
+                index,
+                count,
+                len(devices),
+                device,
+                " (XLA's backend started before setup() could set its host-platform device "
+                "count: run it in a fresh process)"
+                if device == "cpu"
+                else "",
+            )
+        )
     _device[:] = [devices[index]]
-    _devices[:] = devices[index:index + count]
+    _devices[:] = devices[index : index + count]
     jax.config.update("jax_default_device", devices[index])
     if device == "gpu":  # JAX's default fp32 GPU matmuls are TF32: off, so fp32 means fp32
-        jax.config.update("jax_default_matmul_precision",
-                          "tensorfloat32" if _options["tf32"] else "highest")
+        jax.config.update(
+            "jax_default_matmul_precision", "tensorfloat32" if _options["tf32"] else "highest"
+        )
     settings = {
         "device": str(devices[index]),
         "devices": [str(d) for d in _devices],
@@ -95,8 +110,12 @@ def versions():
     import jaxlib
     import optax
 
-    return {"jax": jax.__version__, "jaxlib": jaxlib.__version__, "flax": flax.__version__,
-            "optax": optax.__version__}
+    return {
+        "jax": jax.__version__,
+        "jaxlib": jaxlib.__version__,
+        "flax": flax.__version__,
+        "optax": optax.__version__,
+    }
 
 
 def sync():
@@ -126,13 +145,16 @@ def peak_flops(precision):
 
     def make_work(size):
         a = jax.random.normal(jax.random.key(0), (size, size), jnp.float32).astype(
-            COMPUTE_DTYPES[precision])
+            COMPUTE_DTYPES[precision]
+        )
 
         def work(n):  # the first call compiles
             for _ in range(n):
                 out = matmul(a)
             out.block_until_ready()
+
         return work
+
     return peak_matmul_rate(make_work)
 
 
@@ -148,11 +170,11 @@ def configure_xla(threads, xla_flags, host_devices=1):
     host_devices > 1: the CPU backend shows that many devices (XLA's host-platform device
     count), one process driving them all; they share that one thread pool (the same cores)."""
     if host_devices > 1:
-        xla_flags = " ".join(filter(None, [
-            "--xla_force_host_platform_device_count=%d" % host_devices, xla_flags]))
+        xla_flags = " ".join(
+            filter(None, ["--xla_force_host_platform_device_count=%d" % host_devices, xla_flags])
+        )
     if xla_flags:
-        os.environ["XLA_FLAGS"] = " ".join(filter(None, [os.environ.get("XLA_FLAGS"),
-                                                         xla_flags]))
+        os.environ["XLA_FLAGS"] = " ".join(filter(None, [os.environ.get("XLA_FLAGS"), xla_flags]))
     if threads:
         os.environ["PJRT_NPROC"] = str(threads)
     nproc = os.environ.get("PJRT_NPROC") or os.environ.get("NPROC")

@@ -1,5 +1,6 @@
 """VGG-style CIFAR-10 CNN the Flax NNX way: nnx.Module layers, NHWC, a jax.jit training step
 with donated buffers, optax.sgd with heavy-ball momentum."""
+
 import functools
 
 import optax
@@ -18,11 +19,15 @@ class VGGNet(nnx.Module):
     def __init__(self, dropout, rngs):
         c1, c2, c3, c4 = CNN.conv_channels
         d1, d2, d3 = CNN.dropout if dropout else (0.0, 0.0, 0.0)
-        conv = functools.partial(nnx.Conv, kernel_size=(CNN.kernel_size,) * 2,
-                                 padding=CNN.padding, kernel_init=GLOROT, rngs=rngs,
-                                 **loop.layer_options())
-        dense = functools.partial(nnx.Linear, kernel_init=GLOROT, rngs=rngs,
-                                  **loop.layer_options())
+        conv = functools.partial(
+            nnx.Conv,
+            kernel_size=(CNN.kernel_size,) * 2,
+            padding=CNN.padding,
+            kernel_init=GLOROT,
+            rngs=rngs,
+            **loop.layer_options(),
+        )
+        dense = functools.partial(nnx.Linear, kernel_init=GLOROT, rngs=rngs, **loop.layer_options())
         self.conv1, self.conv2 = conv(CNN.input_shape[0], c1), conv(c1, c2)
         self.drop1 = nnx.Dropout(d1, rngs=rngs)
         self.conv3, self.conv4 = conv(c2, c3), conv(c3, c4)

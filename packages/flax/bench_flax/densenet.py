@@ -6,6 +6,7 @@ the one jitted step with donated buffers (bench_flax.loop) runs data-parallel an
 the all-reduces itself (GSPMD). On a CPU the N devices are XLA host-platform devices
 (bench_flax.setup) sharing one thread pool. Batch norm then normalises over the global batch
 (its statistics all-reduced too: synchronised batch norm), not per device as PyTorch's DDP."""
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -19,16 +20,25 @@ from . import devices, loop, weights
 
 def conv(cin, cout, kernel, rngs, stride=1):
     # padding kernel // 2 on every side, as SPEC's (not "SAME", lopsided at stride 2)
-    return nnx.Conv(cin, cout, (kernel, kernel), stride, padding=kernel // 2, use_bias=False,
-                    kernel_init=nnx.initializers.he_normal(), rngs=rngs,
-                    **loop.layer_options())
+    return nnx.Conv(
+        cin,
+        cout,
+        (kernel, kernel),
+        stride,
+        padding=kernel // 2,
+        use_bias=False,
+        kernel_init=nnx.initializers.he_normal(),
+        rngs=rngs,
+        **loop.layer_options(),
+    )
 
 
 def bn(channels, rngs):
     # running statistics with PyTorch's momentum (0.1 there, 0.9 in Flax's convention): Flax's
     # default 0.99 would still be far from the data's statistics after a short run
-    return nnx.BatchNorm(channels, momentum=0.9, epsilon=D.batch_norm_eps, rngs=rngs,
-                         **loop.layer_options())
+    return nnx.BatchNorm(
+        channels, momentum=0.9, epsilon=D.batch_norm_eps, rngs=rngs, **loop.layer_options()
+    )
 
 
 class Stem(nnx.Module):
@@ -40,8 +50,9 @@ class Stem(nnx.Module):
 
     def __call__(self, x):
         x = nnx.relu(self.bn(self.conv(x)))
-        return nnx.max_pool(x, (D.pool_kernel,) * 2, (D.pool_stride,) * 2,
-                            padding=((D.pool_padding,) * 2,) * 2)  # pads with -inf
+        return nnx.max_pool(
+            x, (D.pool_kernel,) * 2, (D.pool_stride,) * 2, padding=((D.pool_padding,) * 2,) * 2
+        )  # pads with -inf
 
 
 class DenseLayer(nnx.Module):
@@ -49,8 +60,10 @@ class DenseLayer(nnx.Module):
 
     def __init__(self, cin, rngs):
         self.bn1, self.conv1 = bn(cin, rngs), conv(cin, D.bottleneck_width, 1, rngs)
-        self.bn2, self.conv2 = bn(D.bottleneck_width, rngs), conv(D.bottleneck_width,
-                                                                  D.growth_rate, 3, rngs)
+        self.bn2, self.conv2 = (
+            bn(D.bottleneck_width, rngs),
+            conv(D.bottleneck_width, D.growth_rate, 3, rngs),
+        )
 
     def __call__(self, x):
         return self.conv2(nnx.relu(self.bn2(self.conv1(nnx.relu(self.bn1(x))))))
@@ -99,9 +112,13 @@ class DenseNet121(nnx.Module):
                 c = int(c * D.compression)
         self.final = Final(c, rngs)
         # logits (the loss has the sigmoid); SPEC's head: glorot-uniform, zero bias
-        self.classifier = nnx.Linear(D.features, D.num_labels, rngs=rngs,
-                                     kernel_init=nnx.initializers.glorot_uniform(),
-                                     **loop.layer_options())
+        self.classifier = nnx.Linear(
+            D.features,
+            D.num_labels,
+            rngs=rngs,
+            kernel_init=nnx.initializers.glorot_uniform(),
+            **loop.layer_options(),
+        )
 
     def __call__(self, x):
         # the X-ray pipeline's NCHW batches -> NHWC inside the jitted program (XLA fuses it)
@@ -127,8 +144,9 @@ def build_model(run):
     # devices=N: a one-axis Mesh of the run's N devices; loop.train_epoch replicates the
     # state over it and shards each global batch along "batch" (jax.sharding.NamedSharding)
     mesh = jax.sharding.Mesh(np.array(devices()), ("batch",)) if n > 1 else None
-    return loop.Model(DenseNet121(loop.rngs()), tx, loss=bce_with_logits,
-                        label_dtype=np.float32, mesh=mesh)
+    return loop.Model(
+        DenseNet121(loop.rngs()), tx, loss=bce_with_logits, label_dtype=np.float32, mesh=mesh
+    )
 
 
 def slots(model):

@@ -8,6 +8,7 @@ and no hand-written all-reduce. The state is replicated over a jax.sharding.Mesh
 devices and every batch is sharded along its batch axis (NamedSharding); jax.jit compiles the
 same step for those shardings (GSPMD): each device computes its slice of the batch, and XLA
 inserts the all-reduces the mean loss needs, batch norm's batch statistics included."""
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -50,6 +51,7 @@ def train_step(graphdef, loss, state, x, y):
 
     def objective(net):
         return loss(net(x).astype(jnp.float32), y)
+
     value, grads = nnx.value_and_grad(objective)(net)  # gradients of the nnx.Params
     optimizer.update(net, grads)
     return nnx.state((net, optimizer)), value  # parameters, optimiser and dropout-RNG state
@@ -57,8 +59,10 @@ def train_step(graphdef, loss, state, x, y):
 
 def train_scan(graphdef, loss, state, xs, ys):
     """A whole epoch as one XLA program: jax.lax.scan of the step over the stacked batches."""
+
     def body(state, batch):
         return train_step(graphdef, loss, state, *batch)
+
     state, losses = jax.lax.scan(body, state, (xs, ys))
     return state, losses.sum()
 

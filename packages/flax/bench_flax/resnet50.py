@@ -1,5 +1,6 @@
 """ResNet-50 v1 features the Flax NNX way, written out (no Flax model zoo): nnx.Conv and
 nnx.BatchNorm (eval mode: running statistics), stages as nnx.List, NHWC, a jax.jit forward pass."""
+
 from flax import nnx
 
 from bench_shared.spec import ResNet50
@@ -11,14 +12,23 @@ native_layout = loop.native_layout
 
 def conv(cin, cout, kernel, stride, rngs):
     # He init keeps the activations of random weights in range
-    return nnx.Conv(cin, cout, (kernel, kernel), stride, padding=kernel // 2, use_bias=False,
-                    kernel_init=nnx.initializers.he_normal(), rngs=rngs,
-                    **loop.layer_options())
+    return nnx.Conv(
+        cin,
+        cout,
+        (kernel, kernel),
+        stride,
+        padding=kernel // 2,
+        use_bias=False,
+        kernel_init=nnx.initializers.he_normal(),
+        rngs=rngs,
+        **loop.layer_options(),
+    )
 
 
 def bn(channels, rngs):
-    return nnx.BatchNorm(channels, epsilon=ResNet50.batch_norm_eps, rngs=rngs,
-                         **loop.layer_options())
+    return nnx.BatchNorm(
+        channels, epsilon=ResNet50.batch_norm_eps, rngs=rngs, **loop.layer_options()
+    )
 
 
 class ConvBN(nnx.Module):
@@ -63,8 +73,9 @@ class ResNet50Features(nnx.Module):
     def __call__(self, x):
         r = ResNet50
         x = nnx.relu(self.stem(x))
-        x = nnx.max_pool(x, (r.pool_kernel,) * 2, (r.pool_stride,) * 2,
-                         padding=((r.pool_padding,) * 2,) * 2)  # pads with -inf
+        x = nnx.max_pool(
+            x, (r.pool_kernel,) * 2, (r.pool_stride,) * 2, padding=((r.pool_padding,) * 2,) * 2
+        )  # pads with -inf
         for stage in (self.stage1, self.stage2, self.stage3, self.stage4):
             for block in stage:
                 x = block(x)

@@ -1,5 +1,6 @@
 """GRU sentiment classifier the Flax NNX way: nnx.Embed + a cuDNN-form nnx.GRUCell scanned with
 jax.lax.scan + nnx.Linear, trained by a jax.jit step with donated buffers and optax.adam."""
+
 import jax
 import jax.numpy as jnp
 import optax
@@ -12,16 +13,20 @@ from . import loop, weights
 
 def per_gate(init, gates=3):
     """SPEC's GRU initialisers gate by gate: `init` on each (rows, units) block of columns."""
+
     def draw(key, shape, dtype=jnp.float32):
         rows, columns = shape
-        return jnp.concatenate([init(k, (rows, columns // gates), dtype)
-                                for k in jax.random.split(key, gates)], axis=1)
+        return jnp.concatenate(
+            [init(k, (rows, columns // gates), dtype) for k in jax.random.split(key, gates)], axis=1
+        )
+
     return draw
 
 
 def symmetric_uniform(limit):
     def draw(key, shape, dtype=jnp.float32):
         return jax.random.uniform(key, shape, dtype, -limit, limit)
+
     return draw
 
 
@@ -33,10 +38,15 @@ class CuDNNGRUCell(nnx.GRUCell):
     def __init__(self, in_features, hidden_features, *, rngs, **options):
         super().__init__(in_features, hidden_features, rngs=rngs, **options)
         self.dense_h = nnx.Linear(
-            hidden_features, 3 * hidden_features, use_bias=True,
+            hidden_features,
+            3 * hidden_features,
+            use_bias=True,
             kernel_init=options.get("recurrent_kernel_init", nnx.initializers.orthogonal()),
             bias_init=options.get("bias_init", nnx.initializers.zeros_init()),
-            dtype=self.dtype, param_dtype=self.param_dtype, rngs=rngs)
+            dtype=self.dtype,
+            param_dtype=self.param_dtype,
+            rngs=rngs,
+        )
 
     def __call__(self, carry, inputs):
         h = self.recurrent(carry, self.dense_i(inputs))
@@ -54,13 +64,25 @@ class CuDNNGRUCell(nnx.GRUCell):
 class GRUClassifier(nnx.Module):
     def __init__(self, rngs):
         layer = dict(loop.layer_options(), rngs=rngs)
-        self.embedding = nnx.Embed(RNN.vocab_size, RNN.embedding_dim, **layer,
-                                   embedding_init=symmetric_uniform(RNN.embedding_init_range))
-        self.gru = CuDNNGRUCell(RNN.embedding_dim, RNN.hidden_units, **layer,
-                                kernel_init=per_gate(nnx.initializers.glorot_uniform()),
-                                recurrent_kernel_init=per_gate(nnx.initializers.orthogonal()))
-        self.dense = nnx.Linear(RNN.hidden_units, RNN.num_classes, **layer,
-                                kernel_init=nnx.initializers.glorot_uniform())
+        self.embedding = nnx.Embed(
+            RNN.vocab_size,
+            RNN.embedding_dim,
+            **layer,
+            embedding_init=symmetric_uniform(RNN.embedding_init_range),
+        )
+        self.gru = CuDNNGRUCell(
+            RNN.embedding_dim,
+            RNN.hidden_units,
+            **layer,
+            kernel_init=per_gate(nnx.initializers.glorot_uniform()),
+            recurrent_kernel_init=per_gate(nnx.initializers.orthogonal()),
+        )
+        self.dense = nnx.Linear(
+            RNN.hidden_units,
+            RNN.num_classes,
+            **layer,
+            kernel_init=nnx.initializers.glorot_uniform(),
+        )
 
     def __call__(self, tokens):
         # the cuDNN schedule: every step's input projection in one matmul, then a scan over

@@ -8,6 +8,7 @@ recurrent projections are `dense_i` and `dense_h` (gates r, z, n in both). Dense
 their path in the module graph ("stage1.0.conv1.kernel"). Loading, exporting and the
 completeness check are the runtime's (bench_shared.slots).
 """
+
 import collections
 import re
 
@@ -18,11 +19,21 @@ from flax import nnx
 from bench_shared import slots as protocol
 from bench_shared import weights as neutral
 
-FIELDS = {"weight": "kernel", "bias": "bias", "gamma": "scale", "beta": "bias", "mean": "mean",
-          "var": "var"}
-RENAMED = {"embedding.weight": "embedding.embedding",
-           "gru.input_weight": "gru.dense_i.kernel", "gru.recurrent_weight": "gru.dense_h.kernel",
-           "gru.input_bias": "gru.dense_i.bias", "gru.recurrent_bias": "gru.dense_h.bias"}
+FIELDS = {
+    "weight": "kernel",
+    "bias": "bias",
+    "gamma": "scale",
+    "beta": "bias",
+    "mean": "mean",
+    "var": "var",
+}
+RENAMED = {
+    "embedding.weight": "embedding.embedding",
+    "gru.input_weight": "gru.dense_i.kernel",
+    "gru.recurrent_weight": "gru.dense_h.kernel",
+    "gru.input_bias": "gru.dense_i.bias",
+    "gru.recurrent_bias": "gru.dense_h.bias",
+}
 
 
 def native_name(name):
@@ -35,11 +46,13 @@ def native_name(name):
 
 def slot(task, name):
     if len(neutral.layout(task)[name]) == 4:
-        return protocol.Slot(native_name(name), protocol.conv_oihw_to_hwio,
-                             protocol.conv_hwio_to_oihw)
+        return protocol.Slot(
+            native_name(name), protocol.conv_oihw_to_hwio, protocol.conv_hwio_to_oihw
+        )
     if task == "cnn" and name == "dense1.weight":
-        return protocol.Slot(native_name(name), protocol.cnn_flatten_chw_to_hwc,
-                             protocol.cnn_flatten_hwc_to_chw)
+        return protocol.Slot(
+            native_name(name), protocol.cnn_flatten_chw_to_hwc, protocol.cnn_flatten_hwc_to_chw
+        )
     return protocol.Slot(native_name(name))
 
 
@@ -61,6 +74,8 @@ def tensors(model):
     optimiser's), keyed by path; nnx.state holds the network's own Variable objects, so a
     write lands in the model."""
     state = nnx.state(model.net, (nnx.Param, nnx.BatchStat))
-    table = collections.OrderedDict((".".join(str(part) for part in path), variable)
-                                    for path, variable in nnx.to_flat_state(state))
+    table = collections.OrderedDict(
+        (".".join(str(part) for part in path), variable)
+        for path, variable in nnx.to_flat_state(state)
+    )
     return protocol.DictTensors(table, _read, _write)

@@ -3,6 +3,7 @@ cuDNN-form GRU cell (a subclass of nnx.GRUCell, whose own form lacks the hidden-
 hand-written ResNet-50 v1 (stride on the first 1x1, stages as nnx.List), bf16 compute over
 float32 parameters, the GPU refusal. SPEC's counts and the equivalence with the NumPy reference
 are the shared conformance suite's (shared/tests/test_conformance.py)."""
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -28,8 +29,9 @@ def built(task, *overrides):
 
 def test_cnn_kernels_are_hwio_and_the_flatten_is_hwc():
     _, model, params = loaded_model("cnn")
-    np.testing.assert_array_equal(np.asarray(model.net.conv1.kernel.get_value()),
-                                  params["conv1.weight"].transpose(2, 3, 1, 0))
+    np.testing.assert_array_equal(
+        np.asarray(model.net.conv1.kernel.get_value()), params["conv1.weight"].transpose(2, 3, 1, 0)
+    )
     c, h, w = spec.CNN.conv_channels[-1], spec.CNN.input_shape[1] // 4, spec.CNN.input_shape[2] // 4
     neutral_rows = params["dense1.weight"].reshape(c, h, w, -1)
     native_rows = np.asarray(model.net.dense1.kernel.get_value()).reshape(h, w, c, -1)
@@ -44,6 +46,7 @@ def test_flax_own_gru_cell_lacks_the_hidden_bias_and_the_subclass_has_it():
 
     def size(cell):
         return sum(p.size for p in jax.tree.leaves(nnx.state(cell, nnx.Param)))
+
     # why the subclass exists: Flax's cell has 3 bias vectors, SPEC's cuDNN form 6
     assert size(stock) == 3 * (inputs * units + units * units + units)
     net = built("rnn").net
@@ -100,6 +103,7 @@ def test_same_seed_same_weights_and_dropout_masks():
         net.train()
         masks = [np.asarray(net.drop3(jnp.ones((4, 64)))) for _ in range(2)]
         return np.asarray(net.conv1.kernel.get_value()), masks
+
     (w0, m0), (w0_again, m0_again), (w1, m1) = draws(0), draws(0), draws(1)
     np.testing.assert_array_equal(w0, w0_again)
     np.testing.assert_array_equal(m0[0], m0_again[0])  # dropout masks from the run's seed

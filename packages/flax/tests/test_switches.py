@@ -1,5 +1,6 @@
 """Flax's switches: jit per step vs the whole epoch as one jax.lax.scan program, donated
 buffers, XLA's threads, flags and host-device count set before its backend starts."""
+
 import os
 import subprocess
 import sys
@@ -20,8 +21,11 @@ def test_whole_epoch_scan_takes_the_same_steps_as_jit_per_step():
     losses = [rnn.train_epoch(per_step, [batch]) for batch in batches]
     mean = rnn.train_epoch(whole, batches)  # one program for the three steps
     np.testing.assert_allclose(mean, np.mean(losses), rtol=1e-5)
-    np.testing.assert_allclose(np.asarray(whole.net.dense.kernel.get_value()),
-                               np.asarray(per_step.net.dense.kernel.get_value()), rtol=1e-5)
+    np.testing.assert_allclose(
+        np.asarray(whole.net.dense.kernel.get_value()),
+        np.asarray(per_step.net.dense.kernel.get_value()),
+        rtol=1e-5,
+    )
 
 
 def test_the_training_step_donates_the_state_buffers():
@@ -40,8 +44,9 @@ def test_threads_and_flags_are_set_before_the_backend_starts(monkeypatch):
     monkeypatch.setenv("XLA_FLAGS", "--xla_cpu_enable_fast_math=false")
     assert bench_flax.configure_xla(3, "--xla_cpu_use_thunk_runtime=true") == 3
     assert os.environ["PJRT_NPROC"] == "3"
-    assert os.environ["XLA_FLAGS"] == ("--xla_cpu_enable_fast_math=false "
-                                       "--xla_cpu_use_thunk_runtime=true")
+    assert os.environ["XLA_FLAGS"] == (
+        "--xla_cpu_enable_fast_math=false --xla_cpu_use_thunk_runtime=true"
+    )
     # devices=N on a CPU (task densenet): N XLA host-platform devices in this one process
     monkeypatch.delenv("XLA_FLAGS")
     bench_flax.configure_xla(0, "", host_devices=2)
@@ -57,12 +62,19 @@ def test_xla_reads_the_flags_and_the_thread_count():
         "run = testing.make_run('flax', 'task=rnn', *sys.argv[1:])\n"
         "print(bench_flax.setup(run)['threads'])\n"
         "import jax.numpy as jnp; (jnp.ones(3) + 1).block_until_ready()\n"
-        "print(open('/proc/self/status').read().split('Threads:')[1].split()[0])\n")
+        "print(open('/proc/self/status').read().split('Threads:')[1].split()[0])\n"
+    )
 
     def run(*overrides):
         env = {k: v for k, v in os.environ.items() if k not in ("PJRT_NPROC", "NPROC")}
-        return subprocess.run([sys.executable, "-c", script, *overrides], env=env,
-                              capture_output=True, text=True, timeout=300)
+        return subprocess.run(
+            [sys.executable, "-c", script, *overrides],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+
     refused = run("framework.options.xla_flags='--xla_no_such_flag=1'")
     assert refused.returncode != 0 and "xla_no_such_flag" in refused.stderr
     one, eight = run("framework.options.threads=1"), run("framework.options.threads=8")

@@ -3,6 +3,7 @@
 and the training API (compile, fit, predict) are Keras' own and the same on every backend;
 what is the backend's (device, threads, versions, sync, memory, matmul peak) lives in one
 small module per backend, backend_<name>.py, picked by keras.backend.backend()."""
+
 import contextlib
 import importlib
 
@@ -40,7 +41,8 @@ def setup(run):
         raise NotImplementedError(
             "framework=%s runs Keras on %s, but this process's Keras uses %s: set "
             "KERAS_BACKEND=%s before keras is imported (conf/framework/%s.yaml's env does so "
-            "for workers)" % (name, wanted, keras.backend.backend(), wanted, name))
+            "for workers)" % (name, wanted, keras.backend.backend(), wanted, name)
+        )
     _options.clear()
     _options.update(run["framework"]["options"])
     settings = backend().configure(run, _options)
@@ -49,9 +51,12 @@ def setup(run):
         _device.enter_context(keras.device(settings["keras_device"]))
     keras.mixed_precision.set_global_policy(POLICIES[run["precision"]])
     keras.utils.set_random_seed(run["seed"])
-    settings.update(backend=keras.backend.backend(), jit_compile=bool(_options["jit_compile"]),
-                    policy=keras.mixed_precision.global_policy().name,
-                    layout="NHWC (transposed once at load time)")
+    settings.update(
+        backend=keras.backend.backend(),
+        jit_compile=bool(_options["jit_compile"]),
+        policy=keras.mixed_precision.global_policy().name,
+        layout="NHWC (transposed once at load time)",
+    )
     return settings
 
 
@@ -66,8 +71,13 @@ def sync():
 def count_parameters(model):
     """SPEC's convention: no batch-norm moving statistics, no conv biases where SPEC's model
     has none (keras.applications.ResNet50 has them; they hold zeros, see resnet50.py)."""
-    return int(sum(int(np.prod(v.shape)) for v in model.weights
-                   if "moving_" not in v.path and v.path not in model.spec_excluded))
+    return int(
+        sum(
+            int(np.prod(v.shape))
+            for v in model.weights
+            if "moving_" not in v.path and v.path not in model.spec_excluded
+        )
+    )
 
 
 def tensors(model):
@@ -94,5 +104,7 @@ def peak_flops(precision):
             outs = [keras.ops.matmul(a, a) for _ in range(n)]
             for out in outs:  # every product done (dispatch may be asynchronous)
                 keras.ops.convert_to_numpy(out[:1, :1])
+
         return work
+
     return peak_matmul_rate(make_work)

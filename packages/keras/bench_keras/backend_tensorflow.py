@@ -5,6 +5,7 @@ tf.function matmul peak). devices=N is conf/framework/keras.yaml's one_process l
 tf.distribute.MirroredStrategy over N logical CPU devices (or N GPUs) in this one worker, set
 as TensorFlow's default strategy before the model is built, so that Keras' fit and predict
 split each global batch over the N replicas and all-reduce the gradients."""
+
 import tensorflow as tf
 
 from bench_tensorflow import configure as _configure

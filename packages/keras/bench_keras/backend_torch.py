@@ -1,6 +1,7 @@
 """Keras on PyTorch: torch's intra-/inter-op thread pools, the device Keras places tensors on
 (Keras' torch backend takes CUDA whenever it sees one; device=cpu keeps the run on the CPU),
 versions, sync, GPU memory."""
+
 import os
 
 import torch
@@ -13,8 +14,10 @@ def configure(run, options):
     _gpu = run["device"]["name"] == "gpu"
     if _gpu:
         if not torch.cuda.is_available():
-            raise NotImplementedError("device=gpu is not supported by torch %s here: it sees "
-                                      "no GPU (a CPU-only build?)" % torch.__version__)
+            raise NotImplementedError(
+                "device=gpu is not supported by torch %s here: it sees "
+                "no GPU (a CPU-only build?)" % torch.__version__
+            )
         device = "cuda:%d" % run["device"]["index"]
     else:
         device = "cpu"
@@ -23,13 +26,20 @@ def configure(run, options):
         torch.set_num_interop_threads(options["interop_threads"])
     except RuntimeError:
         pass
-    return {"device": device, "keras_device": device, "threads": torch.get_num_threads(),
-            "interop_threads": torch.get_num_interop_threads()}
+    return {
+        "device": device,
+        "keras_device": device,
+        "threads": torch.get_num_threads(),
+        "interop_threads": torch.get_num_interop_threads(),
+    }
 
 
 def versions():
-    return {"torch": torch.__version__, "cuda": torch.version.cuda,
-            "cudnn": torch.backends.cudnn.version() if torch.cuda.is_available() else None}
+    return {
+        "torch": torch.__version__,
+        "cuda": torch.version.cuda,
+        "cudnn": torch.backends.cudnn.version() if torch.cuda.is_available() else None,
+    }
 
 
 def sync():

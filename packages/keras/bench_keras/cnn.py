@@ -1,4 +1,5 @@
 """VGG-style CIFAR-10 CNN the Keras way: keras.Sequential, compile, fit, predict (NHWC)."""
+
 import keras
 from keras import layers
 
@@ -13,21 +14,26 @@ def build_model(run):
     k, (c1, c2, c3, c4) = CNN.kernel_size, CNN.conv_channels
     d1, d2, d3 = CNN.dropout if run["task"]["dropout"] else (0.0, 0.0, 0.0)
     c, h, w = CNN.input_shape
-    model = keras.Sequential([
-        keras.Input((h, w, c)),
-        layers.Conv2D(c1, k, padding="same", activation="relu", name="conv1"),
-        layers.Conv2D(c2, k, padding="same", name="conv2"),
-        layers.MaxPool2D(2), layers.Activation("relu"),  # ReLU after the pool: cheaper
-        layers.Dropout(d1),
-        layers.Conv2D(c3, k, padding="same", activation="relu", name="conv3"),
-        layers.Conv2D(c4, k, padding="same", name="conv4"),
-        layers.MaxPool2D(2), layers.Activation("relu"),
-        layers.Dropout(d2),
-        layers.Flatten(),  # H, W, C order: weights.py permutes the dense rows
-        layers.Dense(CNN.dense_units, activation="relu", name="dense1"),
-        layers.Dropout(d3),
-        layers.Dense(CNN.num_classes, name="dense2", dtype="float32"),  # fp32 logits
-    ], name="vgg_cnn")  # Keras' defaults: glorot-uniform kernels, zero biases (SPEC rule)
+    model = keras.Sequential(
+        [
+            keras.Input((h, w, c)),
+            layers.Conv2D(c1, k, padding="same", activation="relu", name="conv1"),
+            layers.Conv2D(c2, k, padding="same", name="conv2"),
+            layers.MaxPool2D(2),
+            layers.Activation("relu"),  # ReLU after the pool: cheaper
+            layers.Dropout(d1),
+            layers.Conv2D(c3, k, padding="same", activation="relu", name="conv3"),
+            layers.Conv2D(c4, k, padding="same", name="conv4"),
+            layers.MaxPool2D(2),
+            layers.Activation("relu"),
+            layers.Dropout(d2),
+            layers.Flatten(),  # H, W, C order: weights.py permutes the dense rows
+            layers.Dense(CNN.dense_units, activation="relu", name="dense1"),
+            layers.Dropout(d3),
+            layers.Dense(CNN.num_classes, name="dense2", dtype="float32"),  # fp32 logits
+        ],
+        name="vgg_cnn",
+    )  # Keras' defaults: glorot-uniform kernels, zero biases (SPEC rule)
     sgd = run["task"]["optimizer"]
     # Keras' SGD momentum (m = mu m - lr g; w += m) is heavy-ball for a constant lr
     return loop.compile_model(model, keras.optimizers.SGD(sgd["lr"], momentum=sgd["momentum"]))

@@ -20,6 +20,7 @@ The same file on each backend; what differs is who trains it on N devices:
   layer.py), and torch refuses keys with a ".": the neutral layer names below fail at build
   ("parameter name can't contain '.'"); and its distribution_lib is None
   (keras/src/backend/__init__.py: no DataParallel on torch)."""
+
 import keras
 from keras import layers
 
@@ -30,8 +31,9 @@ from . import loop, weights
 
 
 def conv(x, filters, kernel, name):
-    return layers.Conv2D(filters, kernel, padding="same", use_bias=False,
-                         kernel_initializer="he_normal", name=name)(x)
+    return layers.Conv2D(
+        filters, kernel, padding="same", use_bias=False, kernel_initializer="he_normal", name=name
+    )(x)
 
 
 def bn_relu(x, name):
@@ -54,8 +56,14 @@ def densenet121():
     inputs = keras.Input((D.input_shape[0], None, None))  # any side of 32 or more
     x = layers.Permute((2, 3, 1))(inputs)  # the X-ray pipeline's NCHW batches -> NHWC
     x = layers.ZeroPadding2D(D.stem_padding)(x)  # symmetric, as SPEC's (not "same" at stride 2)
-    x = layers.Conv2D(D.stem_channels, D.stem_kernel, D.stem_stride, use_bias=False,
-                      kernel_initializer="he_normal", name="stem.conv")(x)
+    x = layers.Conv2D(
+        D.stem_channels,
+        D.stem_kernel,
+        D.stem_stride,
+        use_bias=False,
+        kernel_initializer="he_normal",
+        name="stem.conv",
+    )(x)
     x = bn_relu(x, "stem.bn")
     x = layers.MaxPool2D(D.pool_kernel, D.pool_stride)(layers.ZeroPadding2D(D.pool_padding)(x))
     c = D.stem_channels
@@ -74,11 +82,16 @@ def densenet121():
 
 def build_model(run):
     adam = run["task"]["optimizer"]
-    optimizer = keras.optimizers.Adam(adam["lr"] * run.get("devices", 1), beta_1=adam["beta1"],
-                                      beta_2=adam["beta2"], epsilon=adam["eps"])  # SPEC: x devices
+    optimizer = keras.optimizers.Adam(
+        adam["lr"] * run.get("devices", 1),
+        beta_1=adam["beta1"],
+        beta_2=adam["beta2"],
+        epsilon=adam["eps"],
+    )  # SPEC: x devices
     # mean over the labels and the batch
-    return loop.compile_model(densenet121(), optimizer,
-                                keras.losses.BinaryCrossentropy(from_logits=True))
+    return loop.compile_model(
+        densenet121(), optimizer, keras.losses.BinaryCrossentropy(from_logits=True)
+    )
 
 
 def slots(model):
@@ -86,8 +99,14 @@ def slots(model):
     for name in neutral.layout("densenet"):
         layer_name, field = name.rsplit(".", 1)
         layer = model.get_layer(layer_name)
-        variable = {"weight": "kernel", "bias": "bias", "gamma": "gamma", "beta": "beta",
-                    "mean": "moving_mean", "var": "moving_variance"}[field]
+        variable = {
+            "weight": "kernel",
+            "bias": "bias",
+            "gamma": "gamma",
+            "beta": "beta",
+            "mean": "moving_mean",
+            "var": "moving_variance",
+        }[field]
         places.append((name, getattr(layer, variable)))
     return weights.slots("densenet", places)
 

@@ -1,5 +1,6 @@
 """Keras' own training and inference API, shared by the task modules and the same on every
 backend: compile, fit (every epoch in one call), predict; the image layout."""
+
 import keras
 import numpy as np
 
@@ -13,9 +14,11 @@ def compile_model(model, optimizer, loss=None):
     says otherwise); jit_compile as a switch: XLA on TensorFlow, jax.jit (donated state) on
     JAX, torch.compile on PyTorch. Under mixed_float16, compile wraps the optimizer in a
     LossScaleOptimizer by itself."""
-    model.compile(optimizer=optimizer,
-                  loss=loss or keras.losses.SparseCategoricalCrossentropy(from_logits=True),
-                  jit_compile=bool(options()["jit_compile"]))
+    model.compile(
+        optimizer=optimizer,
+        loss=loss or keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+        jit_compile=bool(options()["jit_compile"]),
+    )
     model.spec_excluded = ()  # paths of weights SPEC's model lacks (count_parameters, tensors)
     return model
 
@@ -33,12 +36,23 @@ def train_epoch(model, batches):
     runtime's steps of `verify`; a run trains through train)."""
     strategy = backend_strategy()
     taken = []
-    history = model.fit(fit_input(model, batches, taken), epochs=1,
-                        steps_per_epoch=len(batches), verbose=0, shuffle=False)
+    history = model.fit(
+        fit_input(model, batches, taken),
+        epochs=1,
+        steps_per_epoch=len(batches),
+        verbose=0,
+        shuffle=False,
+    )
     if len(taken) != len(batches):
-        raise RuntimeError("model.fit read %d of the epoch's %d batches (Keras %s%s)"
-                           % (len(taken), len(batches), keras.__version__,
-                              " under %s" % type(strategy).__name__ if strategy else ""))
+        raise RuntimeError(
+            "model.fit read %d of the epoch's %d batches (Keras %s%s)"
+            % (
+                len(taken),
+                len(batches),
+                keras.__version__,
+                " under %s" % type(strategy).__name__ if strategy else "",
+            )
+        )
     return history.history["loss"][-1]
 
 
@@ -51,9 +65,14 @@ def train(model, epochs):
     reads the first batches."""
     given = []
     epochs.begin(0)
-    model.fit(epochs_input(model, epochs, given), epochs=len(epochs),
-              steps_per_epoch=len(epochs.batches_of(0)), verbose=0, shuffle=False,
-              callbacks=[EpochClock(epochs, given)])
+    model.fit(
+        epochs_input(model, epochs, given),
+        epochs=len(epochs),
+        steps_per_epoch=len(epochs.batches_of(0)),
+        verbose=0,
+        shuffle=False,
+        callbacks=[EpochClock(epochs, given)],
+    )
 
 
 class EpochClock(keras.callbacks.Callback):
@@ -79,9 +98,11 @@ class EpochClock(keras.callbacks.Callback):
         self.model.stop_training = self.epochs.end(epoch, logs["loss"])
         steps = len(self.epochs.batches_of(epoch))
         if self.ran != steps or self.given[epoch] != steps:
-            raise RuntimeError("model.fit ran %d steps of epoch %d, reading %d of its %d "
-                               "batches (Keras %s)" % (self.ran, epoch + 1, self.given[epoch],
-                                                       steps, keras.__version__))
+            raise RuntimeError(
+                "model.fit ran %d steps of epoch %d, reading %d of its %d "
+                "batches (Keras %s)"
+                % (self.ran, epoch + 1, self.given[epoch], steps, keras.__version__)
+            )
 
 
 def _every_epoch(epochs, given):
@@ -120,8 +141,7 @@ def predict_input(model, batches):
     import tensorflow as tf
 
     shape = (None,) + tuple(model.inputs[0].shape[1:])
-    return _dataset(lambda: ((x,) for x in batches),
-                    (tf.TensorSpec(shape, model.inputs[0].dtype),))
+    return _dataset(lambda: ((x,) for x in batches), (tf.TensorSpec(shape, model.inputs[0].dtype),))
 
 
 def _dataset(generator, signature):
@@ -139,8 +159,10 @@ def _signature(model, batches, size=None):
     import tensorflow as tf
 
     y = batches.y if hasattr(batches, "y") else np.asarray(batches[0][1])
-    return (tf.TensorSpec((size,) + tuple(model.inputs[0].shape[1:]), model.inputs[0].dtype),
-            tf.TensorSpec((size,) + tuple(y.shape[1:]), y.dtype))
+    return (
+        tf.TensorSpec((size,) + tuple(model.inputs[0].shape[1:]), model.inputs[0].dtype),
+        tf.TensorSpec((size,) + tuple(y.shape[1:]), y.dtype),
+    )
 
 
 def _distributed_dataset(model, batches, source):
@@ -155,8 +177,9 @@ def _distributed_dataset(model, batches, source):
     training transform's random crops and the batch clock follow them)."""
     size = batches.batch_size * batches.world_size  # the global batch (TrainBatches)
     signature = _signature(model, batches, size)
-    dummy = tuple(np.zeros([d or 32 for d in spec.shape], spec.dtype.as_numpy_dtype)
-                  for spec in signature)
+    dummy = tuple(
+        np.zeros([d or 32 for d in spec.shape], spec.dtype.as_numpy_dtype) for spec in signature
+    )
     passes = []
 
     def read():
@@ -181,12 +204,13 @@ def predict(model, batches):
     batches = list(batches)
     sizes = [len(x) for x in batches]
     batches = [_padded(x, multiple) for x in batches]
-    outputs = model.predict(predict_input(model, batches), steps=len(batches),
-                            verbose=0).astype("float32")
+    outputs = model.predict(predict_input(model, batches), steps=len(batches), verbose=0).astype(
+        "float32"
+    )
     if multiple == 1:
         return outputs
     starts = np.cumsum([0] + [len(x) for x in batches[:-1]])
-    return np.concatenate([outputs[s:s + n] for s, n in zip(starts, sizes)])
+    return np.concatenate([outputs[s : s + n] for s, n in zip(starts, sizes)])
 
 
 def _batch_multiple():

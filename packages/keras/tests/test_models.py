@@ -4,6 +4,7 @@ the setup's refusal of a backend the process does not run. SPEC's counts and the
 with the NumPy reference are the shared conformance suite's (shared/tests/test_conformance.py);
 the layouts are checked through bench_tensorflow's tests (its Keras layers share
 bench_keras_layers.weights)."""
+
 import os
 
 import keras
@@ -37,8 +38,10 @@ def test_cnn_slots_name_the_sequential_layers():
     _, model, params = loaded_model("cnn")
     table = cnn.slots(model)
     assert table["conv3.weight"].keys == (model.get_layer("conv3").kernel.path,)
-    np.testing.assert_array_equal(keras.ops.convert_to_numpy(model.get_layer("conv3").kernel),
-                                  params["conv3.weight"].transpose(2, 3, 1, 0))
+    np.testing.assert_array_equal(
+        keras.ops.convert_to_numpy(model.get_layer("conv3").kernel),
+        params["conv3.weight"].transpose(2, 3, 1, 0),
+    )
 
 
 @pytest.mark.parametrize("other", sorted(set(bench_keras.BACKENDS) - {FRAMEWORK}))
@@ -57,16 +60,19 @@ def test_host_devices_keep_xla_flags_and_refuse_another_count(monkeypatch):
 
     monkeypatch.setenv("XLA_FLAGS", "--xla_cpu_enable_fast_math=false")
     backend_jax.host_devices(2)
-    assert os.environ["XLA_FLAGS"] == ("--xla_cpu_enable_fast_math=false "
-                                       "--xla_force_host_platform_device_count=2")
+    assert os.environ["XLA_FLAGS"] == (
+        "--xla_cpu_enable_fast_math=false --xla_force_host_platform_device_count=2"
+    )
     monkeypatch.setenv("XLA_FLAGS", "--xla_force_host_platform_device_count=4")
     with pytest.raises(ValueError, match="devices=2 needs --xla_force_host_platform_device"):
         backend_jax.host_devices(2)
 
 
-@pytest.mark.skipif(keras.backend.backend() != "tensorflow",
-                    reason="only TensorFlow hands an Embedding's gradient over as one slice "
-                           "per occurrence (IndexedSlices)")
+@pytest.mark.skipif(
+    keras.backend.backend() != "tensorflow",
+    reason="only TensorFlow hands an Embedding's gradient over as one slice "
+    "per occurrence (IndexedSlices)",
+)
 def test_the_trained_weights_check_catches_keras_own_adam(monkeypatch):
     """With Keras' own Adam (it squares an Embedding's repeated slices before summing them)
     the GRU's losses over the conformance suite's steps stay within their tolerance, but the
@@ -76,8 +82,13 @@ def test_the_trained_weights_check_catches_keras_own_adam(monkeypatch):
     from bench_shared import conformance
 
     declared = dict(capabilities.declared(FRAMEWORK), name=FRAMEWORK)
-    monkeypatch.setattr(optimizers, "adam", lambda cfg: keras.optimizers.Adam(
-        cfg["lr"], beta_1=cfg["beta1"], beta_2=cfg["beta2"], epsilon=cfg["eps"]))
+    monkeypatch.setattr(
+        optimizers,
+        "adam",
+        lambda cfg: keras.optimizers.Adam(
+            cfg["lr"], beta_1=cfg["beta1"], beta_2=cfg["beta2"], epsilon=cfg["eps"]
+        ),
+    )
     with pytest.raises(conformance.ConformanceError, match="embedding.weight differs"):
         conformance.check_training_steps(conformance.Framework(declared), "rnn")
 
@@ -91,8 +102,13 @@ def test_fit_and_predict_read_a_pipeline_without_autotuning():
 
     _, model, _ = loaded_model("rnn")
     rng = np.random.RandomState(0)
-    batches = [(rng.randint(0, 100, (4, spec.RNN.seq_len)).astype("int32"),
-                rng.randint(0, 2, 4).astype("int64")) for _ in range(3)]
+    batches = [
+        (
+            rng.randint(0, 100, (4, spec.RNN.seq_len)).astype("int32"),
+            rng.randint(0, 2, 4).astype("int64"),
+        )
+        for _ in range(3)
+    ]
     taken = []
     data = loop.fit_input(model, batches, taken)
     assert data.options().autotune.enabled is False

@@ -8,6 +8,7 @@ backend, backend_<name>.py, picked by KERAS_BACKEND.
 Keras 2 fixes its backend when it is first imported, from KERAS_BACKEND (conf/framework/
 keras_*.yaml's env for workers): the backend module is imported first, so that its set-up
 (Theano's shims and flags, CNTK's MPI check) runs before `import keras`."""
+
 import importlib
 import os
 import sys
@@ -23,7 +24,8 @@ if _name not in BACKENDS.values():
         "bench_keras2 runs Keras 2.3.1 on CNTK or Theano, picked by KERAS_BACKEND before keras "
         "is imported, and KERAS_BACKEND is %r: set KERAS_BACKEND=cntk (framework=keras_cntk, "
         "`nox -s cntk`) or KERAS_BACKEND=theano (keras_theano, `nox -s theano`); the workers' "
-        "conf/framework/keras_*.yaml env does so" % (_name,))
+        "conf/framework/keras_*.yaml env does so" % (_name,)
+    )
 # Keras 2 reads, and writes when missing, keras.json in KERAS_HOME (default ~/.keras): this
 # environment's own, so that a user's ~/.keras is neither read nor written
 os.environ.setdefault("KERAS_HOME", os.path.join(sys.prefix, "etc", "keras2"))
@@ -57,7 +59,8 @@ def setup(run):
         raise NotImplementedError(
             "framework=%s runs Keras on %s, but this process's Keras uses %s: set "
             "KERAS_BACKEND=%s before keras is imported (conf/framework/%s.yaml's env does so "
-            "for workers)" % (name, wanted, K.backend(), wanted, name))
+            "for workers)" % (name, wanted, K.backend(), wanted, name)
+        )
     _options.clear()
     _options.update(run["framework"]["options"])
     settings = _backend.configure(run, _options)
@@ -67,8 +70,12 @@ def setup(run):
     K.set_floatx("float32")
     np.random.seed(run["seed"])  # Keras 2 draws its initialisers' and dropout's seeds from it
     compile_seconds.clear()
-    settings.update(backend=K.backend(), image_data_format=K.image_data_format(),
-                    keras_home=os.environ["KERAS_HOME"], compile_seconds=compile_seconds)
+    settings.update(
+        backend=K.backend(),
+        image_data_format=K.image_data_format(),
+        keras_home=os.environ["KERAS_HOME"],
+        compile_seconds=compile_seconds,
+    )
     settings.update({k: v for k, v in _options.items() if k not in settings})
     return settings
 
@@ -84,8 +91,13 @@ def sync():
 def count_parameters(model):
     """SPEC's convention: no batch-norm moving statistics, no conv biases where SPEC's model
     has none (keras.applications' ResNet50 has them; they hold zeros, see resnet50.py)."""
-    return int(sum(int(np.prod(K.int_shape(v))) for v in model.trainable_weights
-                   if v.name not in model.spec_excluded))
+    return int(
+        sum(
+            int(np.prod(K.int_shape(v)))
+            for v in model.trainable_weights
+            if v.name not in model.spec_excluded
+        )
+    )
 
 
 def tensors(model):

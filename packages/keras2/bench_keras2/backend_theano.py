@@ -4,6 +4,7 @@ float32, the CPU and the compile directory inside the environment), applied when
 is imported: before keras, whose Theano backend imports theano. Then, per run, the same
 switches as framework=lasagne: threads (OMP_NUM_THREADS for Theano's OpenMP ops, OpenBLAS'
 own count) and theano.config.openmp, read by each op when Keras builds the graph."""
+
 import bench_theano
 
 bench_theano.configure()
@@ -11,9 +12,10 @@ bench_theano.configure()
 
 def configure(run, options):
     if run["device"]["name"] != "cpu":
-        raise NotImplementedError("device=%s: Keras 2 on Theano runs on the CPU here (Theano's "
-                                  "GPU back end, libgpuarray, is not installed)"
-                                  % run["device"]["name"])
+        raise NotImplementedError(
+            "device=%s: Keras 2 on Theano runs on the CPU here (Theano's "
+            "GPU back end, libgpuarray, is not installed)" % run["device"]["name"]
+        )
     return bench_theano.cpu_setup(options)
 
 

@@ -5,6 +5,7 @@ limit sqrt(6 / (in + 3 units)) instead of each gate's sqrt(6 / (in + units)), an
 orthogonal recurrent kernel is orthogonal as a whole, not per gate. SPEC (and the 2018
 benchmark, ilkarman/DeepLearningFrameworks, whose Keras drew per gate) initialises each gate's
 block on its own; the neutral init (`init=neutral`) does the same."""
+
 import keras
 import numpy as np
 from keras import backend as K
@@ -22,8 +23,9 @@ class PerGate(keras.initializers.Initializer):
         rows, columns = shape
         units = columns // self.gates
         blocks = [self.inner((rows, units), dtype=dtype) for _ in range(self.gates)]
-        return np.concatenate([b if isinstance(b, np.ndarray) else K.eval(b) for b in blocks],
-                              axis=-1).astype(dtype or K.floatx())
+        return np.concatenate(
+            [b if isinstance(b, np.ndarray) else K.eval(b) for b in blocks], axis=-1
+        ).astype(dtype or K.floatx())
 
     def get_config(self):
         return {"inner": keras.initializers.serialize(self.inner), "gates": self.gates}
@@ -32,5 +34,7 @@ class PerGate(keras.initializers.Initializer):
 def gru():
     """GRU(...) keyword arguments: per-gate glorot-uniform input and orthogonal recurrent
     kernels (biases: Keras' zeros already)."""
-    return {"kernel_initializer": PerGate(keras.initializers.glorot_uniform()),
-            "recurrent_initializer": PerGate(keras.initializers.Orthogonal())}
+    return {
+        "kernel_initializer": PerGate(keras.initializers.glorot_uniform()),
+        "recurrent_initializer": PerGate(keras.initializers.Orthogonal()),
+    }

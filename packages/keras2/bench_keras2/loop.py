@@ -1,6 +1,7 @@
 """Keras 2's own training and inference API, shared by the task modules and the same on both
 backends: compile, fit (every epoch in one call), predict, each fed the runtime's batches in
 its order on this thread."""
+
 import time
 
 import keras
@@ -13,8 +14,10 @@ def compile_model(model, optimizer, loss=None):
     says otherwise). Keras 2 builds its training and inference functions on their first use
     (Theano compiles each graph to C then, a minute or more): built here, so that the compile
     is part of the `build` timing and never of the first timed epoch."""
-    model.compile(optimizer=optimizer,
-                  loss=loss or keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    model.compile(
+        optimizer=optimizer,
+        loss=loss or keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+    )
     model.spec_excluded = ()  # names of weights SPEC's model lacks (count_parameters, tensors)
     build_functions(model, train=True)
     return model
@@ -39,8 +42,14 @@ def train_epoch(model, batches):
     """One epoch of model.fit over the shared batch order (workers=0: the generator runs on
     this thread, no prefetching queue); Keras' mean loss of the epoch (the runtime's steps of
     `verify`; a run trains through train)."""
-    history = model.fit(_generator(batches), epochs=1, steps_per_epoch=len(batches), verbose=0,
-                        shuffle=False, workers=0)
+    history = model.fit(
+        _generator(batches),
+        epochs=1,
+        steps_per_epoch=len(batches),
+        verbose=0,
+        shuffle=False,
+        workers=0,
+    )
     return history.history["loss"][-1]
 
 
@@ -52,9 +61,15 @@ def train(model, epochs):
     epoch would open it."""
     given = []
     epochs.begin(0)
-    model.fit(_every_epoch(epochs, given), epochs=len(epochs),
-              steps_per_epoch=len(epochs.batches_of(0)), verbose=0, shuffle=False, workers=0,
-              callbacks=[EpochClock(epochs, given)])
+    model.fit(
+        _every_epoch(epochs, given),
+        epochs=len(epochs),
+        steps_per_epoch=len(epochs.batches_of(0)),
+        verbose=0,
+        shuffle=False,
+        workers=0,
+        callbacks=[EpochClock(epochs, given)],
+    )
 
 
 class EpochClock(keras.callbacks.Callback):
@@ -80,9 +95,11 @@ class EpochClock(keras.callbacks.Callback):
         self.model.stop_training = self.epochs.end(epoch, logs["loss"])
         steps = len(self.epochs.batches_of(epoch))
         if self.ran != steps or self.given[epoch] != steps:
-            raise RuntimeError("model.fit ran %d steps of epoch %d, reading %d of its %d "
-                               "batches (Keras %s)" % (self.ran, epoch + 1, self.given[epoch],
-                                                       steps, keras.__version__))
+            raise RuntimeError(
+                "model.fit ran %d steps of epoch %d, reading %d of its %d "
+                "batches (Keras %s)"
+                % (self.ran, epoch + 1, self.given[epoch], steps, keras.__version__)
+            )
 
 
 def _every_epoch(epochs, given):
@@ -96,5 +113,6 @@ def _every_epoch(epochs, given):
 
 def predict(model, batches):
     batches = list(batches)
-    return model.predict(_generator(batches), steps=len(batches), verbose=0,
-                         workers=0).astype("float32")
+    return model.predict(_generator(batches), steps=len(batches), verbose=0, workers=0).astype(
+        "float32"
+    )

@@ -13,6 +13,7 @@ keyed by their variable names, read with K.get_value and written with K.set_valu
 backend-neutral). Loading, exporting and the completeness check are the runtime's
 (bench_shared.slots).
 """
+
 import collections
 
 import numpy as np
@@ -55,8 +56,12 @@ def slots(task, places):
 
 def batch_norm_places(prefix, layer):
     """A Keras BatchNormalization's four tensors as slots' places (gamma, beta, mean, var)."""
-    return [(prefix + ".gamma", layer.gamma), (prefix + ".beta", layer.beta),
-            (prefix + ".mean", layer.moving_mean), (prefix + ".var", layer.moving_variance)]
+    return [
+        (prefix + ".gamma", layer.gamma),
+        (prefix + ".beta", layer.beta),
+        (prefix + ".mean", layer.moving_mean),
+        (prefix + ".var", layer.moving_variance),
+    ]
 
 
 def _assign(variable, value):

@@ -2,6 +2,7 @@
 (KERAS_BACKEND, set by the noxfile's test_env: cntk in the cntk environment, theano in the
 theano one). Run dicts come from the runtime's contract.make_run and conf/framework/keras_*.yaml,
 as the orchestrator writes them (the cntk environment, Python 3.6, has no orchestrator)."""
+
 import os
 
 import yaml
@@ -10,7 +11,8 @@ import bench_keras2  # first: its backend's set-up (Theano's shims) precedes ker
 from bench_shared import contract
 
 CONF = os.environ.get("BENCH_CONF_DIR") or os.path.join(
-    os.path.dirname(os.path.abspath(__file__)), os.pardir, os.pardir, os.pardir, "conf")
+    os.path.dirname(os.path.abspath(__file__)), os.pardir, os.pardir, os.pardir, "conf"
+)
 
 
 def declared(name):
@@ -19,7 +21,8 @@ def declared(name):
 
 
 FRAMEWORK = {backend: name for name, backend in bench_keras2.BACKENDS.items()}[
-    bench_keras2.K.backend()]
+    bench_keras2.K.backend()
+]
 
 
 def make_run(task, name=FRAMEWORK):

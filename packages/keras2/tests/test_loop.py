@@ -3,6 +3,7 @@ order, each epoch bracketed by the callback, and a result as the worker's own ep
 loop (train_epoch) makes it: as many epochs, a loss per epoch, the same losses from the same
 weights and batches, every evaluation outside the epochs' timed windows; and fit stops at the
 quality target. In process, through the worker's own execute(), on this session's backend."""
+
 import importlib
 import os
 import types
@@ -19,17 +20,25 @@ def gru_run(tmp_path, **fields):
     """run.json for the GRU from neutral weights (no dropout: both paths compute the same),
     on small synthetic reviews written where the worker memory-maps them."""
     rng = np.random.RandomState(0)
-    arrays = {"train_x": rng.randint(1, 500, (EXAMPLES, spec.RNN.seq_len)).astype("int32"),
-              "train_y": rng.randint(0, 2, EXAMPLES).astype("int64"),
-              "test_x": rng.randint(1, 500, (TEST, spec.RNN.seq_len)).astype("int32"),
-              "test_y": rng.randint(0, 2, TEST).astype("int64")}
+    arrays = {
+        "train_x": rng.randint(1, 500, (EXAMPLES, spec.RNN.seq_len)).astype("int32"),
+        "train_y": rng.randint(0, 2, EXAMPLES).astype("int64"),
+        "test_x": rng.randint(1, 500, (TEST, spec.RNN.seq_len)).astype("int32"),
+        "test_y": rng.randint(0, 2, TEST).astype("int64"),
+    }
     paths = {}
     for name, array in arrays.items():
         paths[name] = os.path.join(str(tmp_path), name + ".npy")
         np.save(paths[name], array)
-    return contract.make_run(declared(FRAMEWORK), "rnn", init="neutral",
-                             data={"arrays": paths, "limits": {}}, epochs=3, batch_size=BATCH,
-                             **fields)
+    return contract.make_run(
+        declared(FRAMEWORK),
+        "rnn",
+        init="neutral",
+        data={"arrays": paths, "limits": {}},
+        epochs=3,
+        batch_size=BATCH,
+        **fields,
+    )
 
 
 def traced(monkeypatch, one_fit):
@@ -80,11 +89,13 @@ def test_one_fit_trains_every_epoch_as_the_epoch_by_epoch_path(tmp_path, monkeyp
         # window, as the epoch-by-epoch path's first fit), or one per epoch
         seen = [e for e in events if e in ("fit", "start epoch", "stop epoch", "evaluate")]
         window = ["start epoch", "fit", "stop epoch", "evaluate"]
-        assert seen == (window + [e for e in window if e != "fit"] * 2 if one_fit else
-                        window * 3)
+        assert seen == (window + [e for e in window if e != "fit"] * 2 if one_fit else window * 3)
         assert len(result["losses"]) == len(result["timings"]["epoch"]) == 3
         assert [(p["epoch"], p["step"]) for p in result["curve"]] == [
-            (1, steps), (2, 2 * steps), (3, 3 * steps)]
+            (1, steps),
+            (2, 2 * steps),
+            (3, 3 * steps),
+        ]
         assert result["timings"]["evaluation"] > 0 and result["timings"]["first_step"] > 0
         stamps[one_fit] = [len(b) for b in result["batch_seconds"]]  # a stamp per batch read
         losses[one_fit] = result["losses"]

@@ -3,6 +3,7 @@ biases (outside SPEC's model and the neutral weights), the set-up (channels_firs
 inside the environment), the refusal of a backend the process does not run, and the import's
 error without KERAS_BACKEND. SPEC's counts, the layouts and the equivalence with the NumPy
 reference are the shared conformance suite's (shared/tests/test_conformance.py)."""
+
 import os
 import subprocess
 import sys
@@ -38,8 +39,9 @@ def test_keras_resnet50_keeps_its_conv_biases_apart():
     assert sum("moving_variance" in k for k in keys) == 53
     biases = [v for v in model.weights if v.name in model.spec_excluded]
     assert biases and not any(np.any(K.get_value(v)) for v in biases)
-    assert {layer.epsilon for layer in model.layers if hasattr(layer, "moving_mean")} == \
-        {1.001e-5}  # keras.applications.resnet's, not the older ResNet50's 1e-3
+    assert {layer.epsilon for layer in model.layers if hasattr(layer, "moving_mean")} == {
+        1.001e-5
+    }  # keras.applications.resnet's, not the older ResNet50's 1e-3
     # its predict function built (Theano: compiled) at build time, its seconds recorded apart
     assert list(bench_keras2.compile_seconds) == [model.name + ".predict"]
 
@@ -56,9 +58,14 @@ def test_setup_refuses_a_backend_this_process_does_not_run(other):
 def test_import_without_keras_backend_names_the_fix(tmp_path):
     env = dict(os.environ)
     env.pop("KERAS_BACKEND")
-    out = subprocess.run([sys.executable, "-c", "import bench_keras2"], env=env,
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                         universal_newlines=True, cwd=str(tmp_path))
+    out = subprocess.run(
+        [sys.executable, "-c", "import bench_keras2"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        universal_newlines=True,
+        cwd=str(tmp_path),
+    )
     assert out.returncode == 1
     assert "KERAS_BACKEND=cntk" in out.stderr and "KERAS_BACKEND=theano" in out.stderr
     assert "backend" not in out.stderr.split("ImportError")[0]  # keras printed no "Using ..."

@@ -5,6 +5,7 @@ initialisers (init), SPEC's Adam (optimizers), the mixed-precision policies and 
 layout. Not a framework row itself, and no backend: importing it imports keras only, so that
 the JAX and PyTorch rows need no TensorFlow and the two TensorFlow rows depend one way (Keras
 on TensorFlow reuses bench_tensorflow's runtime set-up; bench_tensorflow uses this)."""
+
 import numpy as np
 
 # Keras' mixed-precision policies: bf16/fp16 compute, float32 variables (every backend)

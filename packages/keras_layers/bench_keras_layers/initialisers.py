@@ -5,6 +5,7 @@ limit sqrt(6 / (in + 3 units)) instead of each gate's sqrt(6 / (in + units)), an
 orthogonal recurrent kernel is orthogonal as a whole, not per gate. SPEC (and the 2018
 benchmark, ilkarman/DeepLearningFrameworks, whose Keras drew per gate) initialises each gate's
 block on its own; the neutral init (`init=neutral`) does the same."""
+
 import keras
 
 
@@ -17,8 +18,9 @@ class PerGate(keras.initializers.Initializer):
     def __call__(self, shape, dtype=None):
         rows, columns = shape
         units = columns // self.gates
-        return keras.ops.concatenate([self.inner((rows, units), dtype=dtype)
-                                      for _ in range(self.gates)], axis=-1)
+        return keras.ops.concatenate(
+            [self.inner((rows, units), dtype=dtype) for _ in range(self.gates)], axis=-1
+        )
 
     def get_config(self):
         return {"inner": keras.initializers.serialize(self.inner), "gates": self.gates}
@@ -27,5 +29,7 @@ class PerGate(keras.initializers.Initializer):
 def gru():
     """GRU(...) keyword arguments: per-gate glorot-uniform input and orthogonal recurrent
     kernels (biases: Keras' zeros already)."""
-    return {"kernel_initializer": PerGate(keras.initializers.GlorotUniform()),
-            "recurrent_initializer": PerGate(keras.initializers.Orthogonal())}
+    return {
+        "kernel_initializer": PerGate(keras.initializers.GlorotUniform()),
+        "recurrent_initializer": PerGate(keras.initializers.Orthogonal()),
+    }

@@ -9,6 +9,7 @@ TensorFlow than on every other framework (README, "Same start, same data"). Summ
 slices first (a dense gradient, as PyTorch's default Embedding and MXNet's give) is SPEC's
 Adam. On JAX and PyTorch the gradient is already dense: nothing changes there.
 """
+
 import keras
 
 

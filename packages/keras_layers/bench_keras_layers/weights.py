@@ -10,6 +10,7 @@ variable paths, read with keras.ops.convert_to_numpy and written with Variable.a
 backend-neutral). Loading, exporting and the completeness check are the runtime's
 (bench_shared.slots). Used by bench_keras and bench_tensorflow alike.
 """
+
 import collections
 
 import keras
@@ -42,8 +43,12 @@ def slots(task, places):
 
 def batch_norm_places(prefix, layer):
     """A Keras BatchNormalization's four tensors as slots' places (gamma, beta, mean, var)."""
-    return [(prefix + ".gamma", layer.gamma), (prefix + ".beta", layer.beta),
-            (prefix + ".mean", layer.moving_mean), (prefix + ".var", layer.moving_variance)]
+    return [
+        (prefix + ".gamma", layer.gamma),
+        (prefix + ".beta", layer.beta),
+        (prefix + ".mean", layer.moving_mean),
+        (prefix + ".var", layer.moving_variance),
+    ]
 
 
 def _read(variable):
@@ -66,4 +71,3 @@ def variable_tensors(variables, excluded=()):
             raise ValueError("two variables of the model share the path %r" % variable.path)
         table[variable.path] = variable
     return protocol.DictTensors(table, _read, _assign)
-

@@ -1,4 +1,5 @@
 """SPEC's Adam on Keras 3 (bench_keras_layers.optimizers), on this session's backend."""
+
 import keras
 import numpy as np
 import pytest
@@ -6,9 +7,11 @@ import pytest
 from bench_keras_layers import optimizers
 
 
-@pytest.mark.skipif(keras.backend.backend() != "tensorflow",
-                    reason="only TensorFlow hands an Embedding's gradient over as one slice "
-                           "per occurrence (IndexedSlices); JAX and PyTorch give it dense")
+@pytest.mark.skipif(
+    keras.backend.backend() != "tensorflow",
+    reason="only TensorFlow hands an Embedding's gradient over as one slice "
+    "per occurrence (IndexedSlices); JAX and PyTorch give it dense",
+)
 def test_adam_sums_an_embeddings_repeated_slices_before_squaring():
     """Token 1 seen four times, gradient 1 each: summed, 4; Adam's first step is lr whatever the
     gradient's size. Keras' own Adam squares the slices first (second moment 4, not 16) and

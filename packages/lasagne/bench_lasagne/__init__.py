@@ -4,6 +4,7 @@ Lasagne's initialisers and dropout, and the model's native tensors.
 
 Theano 1.0.5 (2020) and Lasagne 0.1 (2015) are unmaintained: see README.md for the shims.
 """
+
 import bench_theano
 
 bench_theano.configure()  # before the first `import theano` (THEANO_FLAGS, the shims)
@@ -50,8 +51,10 @@ def sync():
 
 def count_parameters(model):
     """Trainable parameters (SPEC's convention: batch-norm running statistics are not)."""
-    return sum(int(p.get_value(borrow=True).size)
-               for p in lasagne.layers.get_all_params(model.net, trainable=True))
+    return sum(
+        int(p.get_value(borrow=True).size)
+        for p in lasagne.layers.get_all_params(model.net, trainable=True)
+    )
 
 
 def memory_stats():

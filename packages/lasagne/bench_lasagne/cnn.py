@@ -1,5 +1,6 @@
 """VGG-style CIFAR-10 CNN the Lasagne way: a stack of lasagne.layers (NCHW, Theano's native
 layout), lasagne.updates.momentum, one compiled theano.function per step."""
+
 import functools
 
 import theano.tensor as T
@@ -17,8 +18,9 @@ def build_model(run):
     d1, d2, d3 = CNN.dropout if run["task"]["dropout"] else (0.0, 0.0, 0.0)
     # glorot-uniform weights (lasagne.init.GlorotUniform: the fan over a kernel's receptive
     # field), zero biases: SPEC's rule, Lasagne's defaults
-    conv = functools.partial(Conv2DLayer, filter_size=k, pad=p, W=init.GlorotUniform(),
-                             b=init.Constant(0.0))
+    conv = functools.partial(
+        Conv2DLayer, filter_size=k, pad=p, W=init.GlorotUniform(), b=init.Constant(0.0)
+    )
     images = T.tensor4("images")
     net = layers.InputLayer((None,) + CNN.input_shape, images, name="input")
     net = conv(net, c1, name="conv1")  # ReLU: Lasagne's default nonlinearity
@@ -30,16 +32,29 @@ def build_model(run):
     net = relu(layers.MaxPool2DLayer(net, 2, name="pool2"), "relu4")
     net = layers.DropoutLayer(net, d2, name="drop2")
     # DenseLayer flattens its NCHW input in C, H, W order, the neutral kernel's row order
-    net = layers.DenseLayer(net, CNN.dense_units, W=init.GlorotUniform(), b=init.Constant(0.0),
-                            nonlinearity=nonlinearities.rectify, name="dense1")
+    net = layers.DenseLayer(
+        net,
+        CNN.dense_units,
+        W=init.GlorotUniform(),
+        b=init.Constant(0.0),
+        nonlinearity=nonlinearities.rectify,
+        name="dense1",
+    )
     net = layers.DropoutLayer(net, d3, name="drop3")
-    net = layers.DenseLayer(net, CNN.num_classes, W=init.GlorotUniform(), b=init.Constant(0.0),
-                            nonlinearity=nonlinearities.identity, name="dense2")
+    net = layers.DenseLayer(
+        net,
+        CNN.num_classes,
+        W=init.GlorotUniform(),
+        b=init.Constant(0.0),
+        nonlinearity=nonlinearities.identity,
+        name="dense2",
+    )
     sgd = run["task"]["optimizer"]
     # lasagne.updates.momentum: v = m v - lr g, p = p + v -- SPEC's heavy-ball (v = m v + g,
     # p = p - lr v) with v scaled by -lr: the same steps at a constant learning rate
-    momentum = functools.partial(updates.momentum, learning_rate=sgd["lr"],
-                                 momentum=sgd["momentum"])
+    momentum = functools.partial(
+        updates.momentum, learning_rate=sgd["lr"], momentum=sgd["momentum"]
+    )
     return loop.Model("cnn", net, images, momentum)
 
 

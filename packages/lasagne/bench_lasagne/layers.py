@@ -14,6 +14,7 @@
   input projection of every step is one matmul before the loop (as cuDNN does), the
   recurrence is theano.scan.
 """
+
 import numpy as np
 import theano
 import theano.tensor as T
@@ -24,13 +25,20 @@ class Conv2DLayer(layers.Conv2DLayer):
     """lasagne.layers.Conv2DLayer with an integer pad done by Theano's conv2d itself."""
 
     def __init__(self, incoming, num_filters, filter_size, stride=1, pad=0, **kwargs):
-        super(Conv2DLayer, self).__init__(incoming, num_filters, filter_size, stride=stride,
-                                          pad=pad, **kwargs)
+        super(Conv2DLayer, self).__init__(
+            incoming, num_filters, filter_size, stride=stride, pad=pad, **kwargs
+        )
 
     def get_output_for(self, input, **kwargs):
-        conved = T.nnet.conv2d(input, self.W, input_shape=self.input_shape,
-                               filter_shape=self.get_W_shape(), border_mode=tuple(self.pad),
-                               subsample=self.stride, filter_flip=False)
+        conved = T.nnet.conv2d(
+            input,
+            self.W,
+            input_shape=self.input_shape,
+            filter_shape=self.get_W_shape(),
+            border_mode=tuple(self.pad),
+            subsample=self.stride,
+            filter_flip=False,
+        )
         if self.b is not None:
             conved = conved + self.b.dimshuffle("x", 0, "x", "x")
         return self.nonlinearity(conved)
@@ -46,16 +54,19 @@ class BatchNormLayer(layers.Layer):
         channels = (self.input_shape[1],)
         self.gamma = self.add_param(init.Constant(1.0), channels, "gamma")
         self.beta = self.add_param(init.Constant(0.0), channels, "beta")
-        self.mean = self.add_param(init.Constant(0.0), channels, "mean", trainable=False,
-                                   regularizable=False)
-        self.var = self.add_param(init.Constant(1.0), channels, "var", trainable=False,
-                                  regularizable=False)
+        self.mean = self.add_param(
+            init.Constant(0.0), channels, "mean", trainable=False, regularizable=False
+        )
+        self.var = self.add_param(
+            init.Constant(1.0), channels, "var", trainable=False, regularizable=False
+        )
 
     def get_output_for(self, input, deterministic=False, **kwargs):
         if not deterministic:
             raise NotImplementedError(
                 "bench_lasagne's BatchNormLayer normalises with the running statistics only "
-                "(inference, deterministic=True): no task here trains through batch norm")
+                "(inference, deterministic=True): no task here trains through batch norm"
+            )
         scale = self.gamma * T.inv(T.sqrt(self.var + self.epsilon))  # per channel, folded
         shift = self.beta - self.mean * scale
         return input * scale.dimshuffle("x", 0, "x", "x") + shift.dimshuffle("x", 0, "x", "x")
@@ -63,8 +74,9 @@ class BatchNormLayer(layers.Layer):
 
 def per_gate(initializer, rows, units):
     """A (rows, 3 * units) matrix drawn gate by gate (r, z, n), as SPEC's initialisers are."""
-    return lambda shape: np.concatenate([initializer.sample((rows, units)) for _ in range(3)],
-                                        axis=1)
+    return lambda shape: np.concatenate(
+        [initializer.sample((rows, units)) for _ in range(3)], axis=1
+    )
 
 
 class GRULayer(layers.Layer):
@@ -75,14 +87,22 @@ class GRULayer(layers.Layer):
         super(GRULayer, self).__init__(incoming, **kwargs)
         self.num_units = num_units
         inputs = self.input_shape[2]
-        self.input_weight = self.add_param(per_gate(init.GlorotUniform(), inputs, num_units),
-                                           (inputs, 3 * num_units), "input_weight")
-        self.recurrent_weight = self.add_param(per_gate(init.Orthogonal(), num_units, num_units),
-                                               (num_units, 3 * num_units), "recurrent_weight")
-        self.input_bias = self.add_param(init.Constant(0.0), (3 * num_units,), "input_bias",
-                                         regularizable=False)
-        self.recurrent_bias = self.add_param(init.Constant(0.0), (3 * num_units,),
-                                             "recurrent_bias", regularizable=False)
+        self.input_weight = self.add_param(
+            per_gate(init.GlorotUniform(), inputs, num_units),
+            (inputs, 3 * num_units),
+            "input_weight",
+        )
+        self.recurrent_weight = self.add_param(
+            per_gate(init.Orthogonal(), num_units, num_units),
+            (num_units, 3 * num_units),
+            "recurrent_weight",
+        )
+        self.input_bias = self.add_param(
+            init.Constant(0.0), (3 * num_units,), "input_bias", regularizable=False
+        )
+        self.recurrent_bias = self.add_param(
+            init.Constant(0.0), (3 * num_units,), "recurrent_bias", regularizable=False
+        )
 
     def get_output_shape_for(self, input_shape):
         return input_shape[0], self.num_units
@@ -95,14 +115,18 @@ class GRULayer(layers.Layer):
         def step(x_t, h, recurrent_weight, recurrent_bias):
             h_proj = T.dot(h, recurrent_weight) + recurrent_bias
             r = T.nnet.sigmoid(x_t[:, :units] + h_proj[:, :units])
-            z = T.nnet.sigmoid(x_t[:, units:2 * units] + h_proj[:, units:2 * units])
-            n = T.tanh(x_t[:, 2 * units:] + r * h_proj[:, 2 * units:])  # reset after the matmul
+            z = T.nnet.sigmoid(x_t[:, units : 2 * units] + h_proj[:, units : 2 * units])
+            n = T.tanh(x_t[:, 2 * units :] + r * h_proj[:, 2 * units :])  # reset after the matmul
             return (1.0 - z) * n + z * h
 
         h0 = T.zeros((input.shape[0], units), dtype=theano.config.floatX)
-        states, _ = theano.scan(step, sequences=x_proj, outputs_info=h0,
-                                non_sequences=[self.recurrent_weight, self.recurrent_bias],
-                                strict=True)
+        states, _ = theano.scan(
+            step,
+            sequences=x_proj,
+            outputs_info=h0,
+            non_sequences=[self.recurrent_weight, self.recurrent_bias],
+            strict=True,
+        )
         return states[-1]
 
 

@@ -7,6 +7,7 @@ runs the network with deterministic=True (dropout off, batch norm on running sta
 Theano caches each compiled C module under base_compiledir (bench_theano: inside the
 environment), so a second build of the same graph only re-optimises it.
 """
+
 import time
 
 import numpy as np
@@ -23,8 +24,9 @@ class Model(object):
     def __init__(self, name, net, input_var, updates=None, input_dtype="float32"):
         self.name, self.net, self.input_dtype = name, net, input_dtype
         self.params = layers.get_all_params(net)  # trainable and not (batch-norm statistics)
-        self.predict_fn = self._compile("predict", [input_var],
-                                        layers.get_output(net, deterministic=True))
+        self.predict_fn = self._compile(
+            "predict", [input_var], layers.get_output(net, deterministic=True)
+        )
         self.train_fn = None
         if updates is not None:
             labels = T.ivector("labels")
@@ -33,8 +35,9 @@ class Model(object):
             # one numerically stable op (CrossentropySoftmaxArgmax1HotWithBias)
             loss = objectives.categorical_crossentropy(T.nnet.softmax(logits), labels).mean()
             trainable = layers.get_all_params(net, trainable=True)
-            self.train_fn = self._compile("train", [input_var, labels], loss,
-                                          updates=updates(loss, trainable))
+            self.train_fn = self._compile(
+                "train", [input_var, labels], loss, updates=updates(loss, trainable)
+            )
 
     def _compile(self, what, inputs, outputs, updates=None):
         start = time.perf_counter()
@@ -59,4 +62,5 @@ def train_epoch(model, batches):
 def predict(model, batches):
     """The compiled deterministic forward pass per batch, float32 on the host."""
     return np.concatenate([model.predict_fn(model.to_input(x)) for x in batches]).astype(
-        np.float32, copy=False)
+        np.float32, copy=False
+    )

@@ -1,5 +1,6 @@
 """ResNet-50 v1 features the Lasagne way: lasagne.layers (NCHW), a batch-norm layer of our own
 (Lasagne 0.1 has none), one compiled deterministic theano.function."""
+
 import theano.tensor as T
 from lasagne import init, layers
 
@@ -12,8 +13,17 @@ from .layers import BatchNormLayer, Conv2DLayer, relu
 def conv_bn(net, cout, kernel, stride, prefix, index=""):
     """Convolution without bias (He-normal weights) and its batch norm, no nonlinearity;
     layers <prefix>conv<index>, <prefix>bn<index> (the neutral names' prefixes)."""
-    net = Conv2DLayer(net, cout, kernel, stride=stride, pad=kernel // 2, W=init.HeNormal("relu"),
-                      b=None, nonlinearity=None, name="%sconv%s" % (prefix, index))
+    net = Conv2DLayer(
+        net,
+        cout,
+        kernel,
+        stride=stride,
+        pad=kernel // 2,
+        W=init.HeNormal("relu"),
+        b=None,
+        nonlinearity=None,
+        name="%sconv%s" % (prefix, index),
+    )
     return BatchNormLayer(net, ResNet50.batch_norm_eps, name="%sbn%s" % (prefix, index))
 
 
@@ -36,8 +46,7 @@ def build_model(run):
     net = layers.MaxPool2DLayer(net, r.pool_kernel, stride=r.pool_stride, pad=r.pool_padding)
     for s, (blocks, width, cout, stride) in enumerate(r.stages, 1):
         for b in range(blocks):
-            net = bottleneck(net, width, cout, stride if b == 0 else 1,
-                             "stage%d.block%d." % (s, b))
+            net = bottleneck(net, width, cout, stride if b == 0 else 1, "stage%d.block%d." % (s, b))
     net = layers.GlobalPoolLayer(net)  # the mean over H, W: (N, 2048)
     return loop.Model("resnet50", net, images)
 

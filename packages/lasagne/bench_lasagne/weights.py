@@ -8,6 +8,7 @@ GRU's matrices the neutral layout's (gates r, z, n side by side), and the batch-
 gamma/beta/mean/var the neutral fields. Loading, exporting and the completeness check are the
 runtime's (bench_shared.slots).
 """
+
 import collections
 
 import numpy as np
@@ -29,8 +30,9 @@ def lasagne_name(name):
 
 def slots(task):
     """Neutral name -> the Lasagne parameter's name."""
-    return collections.OrderedDict((name, protocol.Slot.whole(lasagne_name(name)))
-                                   for name in neutral.layout(task))
+    return collections.OrderedDict(
+        (name, protocol.Slot.whole(lasagne_name(name))) for name in neutral.layout(task)
+    )
 
 
 def _read(variable):
@@ -46,4 +48,6 @@ def tensors(model):
     name; the optimiser's state (velocities, Adam's moments) is not the model's."""
     return protocol.DictTensors(
         collections.OrderedDict((p.name, p) for p in layers.get_all_params(model.net)),
-        _read, _write)
+        _read,
+        _write,
+    )

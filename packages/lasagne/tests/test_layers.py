@@ -2,6 +2,7 @@
 convolution, batch norm, the cuDNN-form GRU), the downsample shim, the switches and the
 compile-time record. SPEC's counts and the equivalence with the NumPy reference (all three
 tasks) are the shared conformance suite's."""
+
 import numpy as np
 import pytest
 import theano
@@ -23,13 +24,18 @@ def test_gru_holds_spec_cudnn_form_in_the_neutral_layout():
     e, h = spec.RNN.embedding_dim, spec.RNN.hidden_units
     gru = GRULayer(layers.InputLayer((None, spec.RNN.seq_len, e)), h, name="gru")
     shapes = {p.name: p.get_value().shape for p in gru.get_params()}
-    assert shapes == {"gru.input_weight": (e, 3 * h), "gru.recurrent_weight": (h, 3 * h),
-                      "gru.input_bias": (3 * h,), "gru.recurrent_bias": (3 * h,)}
+    assert shapes == {
+        "gru.input_weight": (e, 3 * h),
+        "gru.recurrent_weight": (h, 3 * h),
+        "gru.input_bias": (3 * h,),
+        "gru.recurrent_bias": (3 * h,),
+    }
     assert gru.output_shape == (None, h)  # the last time step only
     # Lasagne 0.1's own GRULayer: one bias per gate, hence bench_lasagne's layer
     theirs = layers.GRULayer(layers.InputLayer((None, spec.RNN.seq_len, e)), h)
-    assert sum(p.get_value().size for p in theirs.get_params(trainable=True)
-               if p.ndim == 1) == 3 * h
+    assert (
+        sum(p.get_value().size for p in theirs.get_params(trainable=True) if p.ndim == 1) == 3 * h
+    )
 
 
 def test_batch_norm_uses_running_statistics_and_only_those():
@@ -37,30 +43,41 @@ def test_batch_norm_uses_running_statistics_and_only_those():
     bn = BatchNormLayer(layers.InputLayer((None, 3, 2, 2), x), epsilon=1e-5)
     assert {p.name for p in bn.get_params(trainable=True)} == {"gamma", "beta"}
     rng = np.random.RandomState(0)
-    values = {"gamma": rng.rand(3) + 0.5, "beta": rng.randn(3), "mean": rng.randn(3),
-              "var": rng.rand(3) + 0.1}
+    values = {
+        "gamma": rng.rand(3) + 0.5,
+        "beta": rng.randn(3),
+        "mean": rng.randn(3),
+        "var": rng.rand(3) + 0.1,
+    }
     for p in bn.get_params():
         p.set_value(values[p.name].astype(np.float32))
     data = rng.randn(4, 3, 2, 2).astype(np.float32)
     per_channel = {k: v[:, None, None] for k, v in values.items()}
-    expected = ((data - per_channel["mean"]) / np.sqrt(per_channel["var"] + 1e-5)
-                * per_channel["gamma"] + per_channel["beta"])
-    np.testing.assert_allclose(compiled(bn, x, deterministic=True)(data), expected, rtol=1e-5,
-                               atol=1e-5)
+    expected = (data - per_channel["mean"]) / np.sqrt(per_channel["var"] + 1e-5) * per_channel[
+        "gamma"
+    ] + per_channel["beta"]
+    np.testing.assert_allclose(
+        compiled(bn, x, deterministic=True)(data), expected, rtol=1e-5, atol=1e-5
+    )
     with pytest.raises(NotImplementedError, match="running statistics only"):
         layers.get_output(bn)  # training mode: batch statistics are not implemented
 
 
 def test_conv_is_an_unflipped_padded_cross_correlation():
     x = T.tensor4("x")
-    conv = Conv2DLayer(layers.InputLayer((None, 1, 5, 5), x), 1, 3, stride=2, pad=1, b=None,
-                       nonlinearity=None)
+    conv = Conv2DLayer(
+        layers.InputLayer((None, 1, 5, 5), x), 1, 3, stride=2, pad=1, b=None, nonlinearity=None
+    )
     kernel = np.arange(9, dtype=np.float32).reshape(1, 1, 3, 3)
     conv.W.set_value(kernel)
     image = np.random.RandomState(1).randn(1, 1, 5, 5).astype(np.float32)
     padded = np.pad(image[0, 0], 1)
-    expected = np.array([[(padded[i:i + 3, j:j + 3] * kernel[0, 0]).sum() for j in (0, 2, 4)]
-                         for i in (0, 2, 4)])
+    expected = np.array(
+        [
+            [(padded[i : i + 3, j : j + 3] * kernel[0, 0]).sum() for j in (0, 2, 4)]
+            for i in (0, 2, 4)
+        ]
+    )
     out = compiled(conv, x)(image)
     assert conv.output_shape[1:] == out.shape[1:] == (1, 3, 3)
     np.testing.assert_allclose(out[0, 0], expected, rtol=1e-5, atol=1e-5)

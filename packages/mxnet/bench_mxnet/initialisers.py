@@ -1,5 +1,6 @@
 """SPEC's initialisers as MXNet Initializers (the Keras conventions of the 2018 benchmark,
 ilkarman/DeepLearningFrameworks)."""
+
 import mxnet as mx
 from mxnet import init
 
@@ -27,7 +28,7 @@ class PerGate(init.Initializer):
         for gate in range(self._gates):
             block = mx.nd.zeros((rows,) + arr.shape[1:], ctx=arr.context)
             self._inner(init.InitDesc(name), block)
-            arr[gate * rows:(gate + 1) * rows] = block
+            arr[gate * rows : (gate + 1) * rows] = block
 
 
 class ByName(init.Initializer):

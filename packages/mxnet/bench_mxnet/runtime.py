@@ -4,6 +4,7 @@ MXNet reads its thread and engine variables once, when libmxnet loads (at `impor
 so configure() sets them in the environment *before* it imports mxnet, and nothing in
 bench_mxnet imports mxnet earlier: the task modules, which do, are imported after setup().
 """
+
 import ctypes
 import os
 import sys
@@ -22,11 +23,21 @@ except ImportError:  # Python < 3.8
 # OMP_WAIT_POLICY: ACTIVE threads spin at the end of a parallel region, PASSIVE ones sleep
 # (faster on a quiet machine, and up to 4x slower on a loaded one, respectively); "" leaves it
 # to the OpenMP runtime.
-ENGINE_OPTIONS = {"threads": "OMP_NUM_THREADS", "worker_threads": "MXNET_CPU_WORKER_NTHREADS",
-                  "engine": "MXNET_ENGINE_TYPE", "omp_wait_policy": "OMP_WAIT_POLICY"}
+ENGINE_OPTIONS = {
+    "threads": "OMP_NUM_THREADS",
+    "worker_threads": "MXNET_CPU_WORKER_NTHREADS",
+    "engine": "MXNET_ENGINE_TYPE",
+    "omp_wait_policy": "OMP_WAIT_POLICY",
+}
 # recorded because they change speed; MXNet's defaults unless the user set them
-RECORDED = ("MXNET_MKLDNN_ENABLED", "MXNET_SUBGRAPH_BACKEND", "MXNET_EXEC_BULK_EXEC_TRAIN",
-            "MXNET_EXEC_BULK_EXEC_INFERENCE", "MXNET_CPU_PRIORITY_NTHREADS", "KMP_AFFINITY")
+RECORDED = (
+    "MXNET_MKLDNN_ENABLED",
+    "MXNET_SUBGRAPH_BACKEND",
+    "MXNET_EXEC_BULK_EXEC_TRAIN",
+    "MXNET_EXEC_BULK_EXEC_INFERENCE",
+    "MXNET_CPU_PRIORITY_NTHREADS",
+    "KMP_AFFINITY",
+)
 # int8 runs no AMP: its network is quantized after calibration (bench_mxnet.gluon.loop)
 AMP_DTYPES = {"fp32": None, "fp16": "float16", "bf16": "bfloat16", "int8": None}
 
@@ -62,23 +73,30 @@ def configure(run, options, amp_init=True):
     elif _state["environment"] != wanted:  # e.g. a second setup() in one test process
         raise ValueError(
             "mxnet was imported with %s, and MXNet reads these variables only once, at import; "
-            "run %s in a fresh process" % (_state["environment"] or "its own defaults", wanted))
+            "run %s in a fresh process" % (_state["environment"] or "its own defaults", wanted)
+        )
     import mxnet as mx
 
-    proc = distributed.joining(run, "one_process",
-                               "bench_mxnet drives a run's devices from one process (contexts)",
-                               "conf/framework/gluon.yaml, mxnet.yaml")
+    proc = distributed.joining(
+        run,
+        "one_process",
+        "bench_mxnet drives a run's devices from one process (contexts)",
+        "conf/framework/gluon.yaml, mxnet.yaml",
+    )
     devices = proc["world_size"] if proc else 1
     if run["device"]["name"] == "gpu":
         if mx.context.num_gpus() == 0:
             raise NotImplementedError(
                 "device=gpu is not supported by this mxnet %s build: it sees no CUDA device "
                 "(install mxnet-cu<version>, e.g. BENCH_MXNET_REQUIREMENT=mxnet-cu112==1.9.1)"
-                % mx.__version__)
+                % mx.__version__
+            )
         first = run["device"]["index"]
         if first + devices > mx.context.num_gpus():
-            raise ValueError("devices=%d from GPU %d needs %d GPUs; MXNet sees %d"
-                             % (devices, first, first + devices, mx.context.num_gpus()))
+            raise ValueError(
+                "devices=%d from GPU %d needs %d GPUs; MXNet sees %d"
+                % (devices, first, first + devices, mx.context.num_gpus())
+            )
         _state["contexts"] = [mx.gpu(first + i) for i in range(devices)]
     else:
         # devices=N on a CPU: N contexts of one process. MXNet's cpu(0)..cpu(N-1) share the
@@ -89,7 +107,8 @@ def configure(run, options, amp_init=True):
             raise NotImplementedError(
                 "precision=bf16 is not supported by mxnet %s on this CPU: its oneDNN's bf16 "
                 "kernels need AVX-512 (avx512f), which this CPU lacks; use precision=fp32"
-                % mx.__version__)
+                % mx.__version__
+            )
     _state["context"] = _state["contexts"][0]
     _state["precision"] = run["precision"]
     if AMP_DTYPES[run["precision"]] and amp_init:
@@ -100,13 +119,19 @@ def configure(run, options, amp_init=True):
     mx.random.seed(run["seed"])
     features = mx.runtime.Features()
     settings = dict(options)  # as requested, then what was applied
-    settings.update(device=str(_state["context"]),
-                    contexts=[str(c) for c in _state["contexts"]], precision=run["precision"],
-                    amp=AMP_DTYPES[run["precision"]], threads=int(wanted["OMP_NUM_THREADS"]),
-                    openmp_threads=openmp_threads(), onednn=features.is_enabled("MKLDNN"),
-                    features=sorted(name for name, f in features.items() if f.enabled))
+    settings.update(
+        device=str(_state["context"]),
+        contexts=[str(c) for c in _state["contexts"]],
+        precision=run["precision"],
+        amp=AMP_DTYPES[run["precision"]],
+        threads=int(wanted["OMP_NUM_THREADS"]),
+        openmp_threads=openmp_threads(),
+        onednn=features.is_enabled("MKLDNN"),
+        features=sorted(name for name, f in features.items() if f.enabled),
+    )
     settings["environment"] = dict(
-        _state["environment"] or {}, **{k: os.environ[k] for k in RECORDED if k in os.environ})
+        _state["environment"] or {}, **{k: os.environ[k] for k in RECORDED if k in os.environ}
+    )
     return settings
 
 
@@ -191,8 +216,8 @@ def peak_flops(precision, size=2048):
         for _ in range(n):
             mx.nd.dot(a, b)
         mx.nd.waitall()
-    return peak_rate(work, matmul_flops(size))
 
+    return peak_rate(work, matmul_flops(size))
 
 
 def int8_peak(size):
@@ -209,8 +234,10 @@ def int8_peak(size):
 
     def work(n):
         for _ in range(n):
-            out = mx.nd.contrib.quantized_fully_connected(data, weight, *ranges,
-                                                          num_hidden=size, no_bias=True)
+            out = mx.nd.contrib.quantized_fully_connected(
+                data, weight, *ranges, num_hidden=size, no_bias=True
+            )
         mx.nd.waitall()
         return out
+
     return peak_rate(work, matmul_flops(size))

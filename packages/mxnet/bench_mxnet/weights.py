@@ -12,6 +12,7 @@ Loading, exporting and the completeness check are the runtime's (bench_shared.sl
 Nothing here imports mxnet at import time: the packages' tensors() come from here, and MXNet
 must not load before setup() has set its thread variables (bench_mxnet.runtime).
 """
+
 import collections
 
 import numpy as np
@@ -20,8 +21,14 @@ from bench_shared import slots as protocol
 from bench_shared import weights as neutral
 
 # (in, out) in the neutral format, (out, in) in MXNet
-TRANSPOSED = {"dense1.weight", "dense2.weight", "dense.weight", "gru.input_weight",
-              "gru.recurrent_weight", "classifier.weight"}
+TRANSPOSED = {
+    "dense1.weight",
+    "dense2.weight",
+    "dense.weight",
+    "gru.input_weight",
+    "gru.recurrent_weight",
+    "classifier.weight",
+}
 GRU_PACKED = ("gru.input_weight", "gru.recurrent_weight", "gru.input_bias", "gru.recurrent_bias")
 AUX = {"mean": "moving_mean", "var": "moving_var"}  # batch norm's auxiliary states
 
@@ -32,6 +39,7 @@ def slot(name, key):
 
 
 # --- Gluon: one Parameter per neutral tensor, keyed by its name ---
+
 
 def _read_parameter(parameter):
     # the first context's copy: with several (devices=N), the one inference runs on
@@ -51,6 +59,7 @@ def gluon_tensors(parameters):
 
 # --- Module API: arg_params / aux_params named after the symbol's variables ---
 
+
 def symbol_name(name):
     prefix, field = name.rsplit(".", 1)
     return prefix.replace(".", "_") + "_" + AUX.get(field, field)
@@ -58,6 +67,7 @@ def symbol_name(name):
 
 def _packed_slot(shape, transposed, part):
     """A GRU tensor's part of the flat vector: the native (out, in) matrix, raveled."""
+
     def to_native(value):
         return np.ravel(value.T if transposed else value)
 
@@ -85,8 +95,8 @@ def module_slots(task):
     layout = neutral.layout(task)
     packed = packed_gru_slots(layout) if GRU_PACKED[0] in layout else {}
     return collections.OrderedDict(
-        (name, packed[name] if name in packed else slot(name, symbol_name(name)))
-        for name in layout)
+        (name, packed[name] if name in packed else slot(name, symbol_name(name))) for name in layout
+    )
 
 
 class ModuleTensors(protocol.Tensors):
@@ -121,9 +131,12 @@ class ModuleTensors(protocol.Tensors):
         arg_params, aux_params = self._params()
 
         def updated(params):
-            return {k: mx.nd.array(self.pending[k]) if k in self.pending else v
-                    for k, v in params.items()}
+            return {
+                k: mx.nd.array(self.pending[k]) if k in self.pending else v
+                for k, v in params.items()
+            }
 
-        self.mod.set_params(updated(arg_params), updated(aux_params), allow_missing=False,
-                            force_init=True)
+        self.mod.set_params(
+            updated(arg_params), updated(aux_params), allow_missing=False, force_init=True
+        )
         self.pending.clear()

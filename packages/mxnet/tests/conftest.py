@@ -7,4 +7,3 @@ FRAMEWORKS = ("gluon", "mxnet")  # conf/framework/gluon.yaml, mxnet.yaml: one pa
 # module imports mxnet (every setup() in this process then uses the same ones)
 _run = testing.make_run("gluon")
 runtime.configure(_run, _run["framework"]["options"])
-

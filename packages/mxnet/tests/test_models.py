@@ -2,6 +2,7 @@
 hybridisation, the runtime's thread set-up and the GPU refusal. SPEC's counts and the
 equivalence with the NumPy reference are the shared conformance suite's
 (shared/tests/test_conformance.py)."""
+
 import importlib
 import os
 
@@ -55,7 +56,7 @@ def test_resnet50_zoo_is_v1_and_its_1x1_biases_are_excluded():
 
 def test_gru_is_the_cudnn_form_with_two_bias_vectors():
     _, _, model, _ = build("gluon", "rnn")
-    names = sorted(n[n.index("l0_"):] for n in model.net.gru.collect_params())
+    names = sorted(n[n.index("l0_") :] for n in model.net.gru.collect_params())
     assert names == ["l0_h2h_bias", "l0_h2h_weight", "l0_i2h_bias", "l0_i2h_weight"]
     assert model.net.gru._layout == "NTC"
     _, _, model, _ = build("mxnet", "rnn")
@@ -69,9 +70,9 @@ def test_gru_initialisers_per_gate(framework):
     weights = model.net.gru.l0_h2h_weight.data() if framework == "gluon" else None
     if weights is None:
         packed = model.mod.get_params()[0]["gru_parameters"]
-        weights = packed[3 * 100 * 125:3 * 100 * 225].reshape((300, 100))
+        weights = packed[3 * 100 * 125 : 3 * 100 * 225].reshape((300, 100))
     for gate in range(3):  # orthogonal per gate, not over the stacked (300, 100) matrix
-        block = weights[gate * 100:(gate + 1) * 100].asnumpy()
+        block = weights[gate * 100 : (gate + 1) * 100].asnumpy()
         np.testing.assert_allclose(block @ block.T, np.eye(100), atol=1e-4)
 
 
@@ -96,8 +97,9 @@ def test_hybridize_does_not_change_the_cnn():
     assert not eager.hybridized and hybrid.hybridized
     package = importlib.import_module("bench_mxnet.gluon")
     slots.load_into(package, cnn, "cnn", hybrid, slots.export_from(package, cnn, "cnn", eager))
-    np.testing.assert_allclose(cnn.predict(hybrid, [x]), cnn.predict(eager, [x]),
-                               rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(
+        cnn.predict(hybrid, [x]), cnn.predict(eager, [x]), rtol=1e-5, atol=1e-6
+    )
 
 
 @pytest.mark.skipif(mx.context.num_gpus() > 0, reason="this machine has a GPU")
@@ -106,7 +108,6 @@ def test_gpu_without_cuda_is_unsupported():
     run["device"]["name"] = "gpu"
     with pytest.raises(NotImplementedError, match="device=gpu is not supported by this mxnet"):
         importlib.import_module("bench_mxnet.gluon").setup(run)
-
 
 
 def test_gluon_resnet50_int8_runs_onednn_quantized_convolutions():

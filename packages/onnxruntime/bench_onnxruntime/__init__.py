@@ -4,6 +4,7 @@ An inference runtime: it runs an ONNX graph, it does not train (conf/framework/o
 declares resnet50 only). setup() turns the run's options into the SessionOptions and the
 provider list every InferenceSession of this worker is created with (loop.Model).
 """
+
 import os
 
 import onnxruntime as ort
@@ -11,13 +12,17 @@ import onnxruntime as ort
 from .weights import tensors  # noqa: F401  the model's initializers (weight protocol)
 
 # capabilities and options: conf/framework/onnxruntime.yaml (checked before setup() by the runtime)
-OPTIMIZATION_LEVELS = {"disable": ort.GraphOptimizationLevel.ORT_DISABLE_ALL,
-                       "basic": ort.GraphOptimizationLevel.ORT_ENABLE_BASIC,
-                       "extended": ort.GraphOptimizationLevel.ORT_ENABLE_EXTENDED,
-                       "layout": ort.GraphOptimizationLevel.ORT_ENABLE_LAYOUT,
-                       "all": ort.GraphOptimizationLevel.ORT_ENABLE_ALL}
-EXECUTION_MODES = {"sequential": ort.ExecutionMode.ORT_SEQUENTIAL,
-                   "parallel": ort.ExecutionMode.ORT_PARALLEL}
+OPTIMIZATION_LEVELS = {
+    "disable": ort.GraphOptimizationLevel.ORT_DISABLE_ALL,
+    "basic": ort.GraphOptimizationLevel.ORT_ENABLE_BASIC,
+    "extended": ort.GraphOptimizationLevel.ORT_ENABLE_EXTENDED,
+    "layout": ort.GraphOptimizationLevel.ORT_ENABLE_LAYOUT,
+    "all": ort.GraphOptimizationLevel.ORT_ENABLE_ALL,
+}
+EXECUTION_MODES = {
+    "sequential": ort.ExecutionMode.ORT_SEQUENTIAL,
+    "parallel": ort.ExecutionMode.ORT_PARALLEL,
+}
 
 # the ONNX operator set the graphs are written in: later opsets only widen the types these
 # ops accept, and every ONNX Runtime of the last years runs 17
@@ -44,13 +49,16 @@ def setup(run):
             raise NotImplementedError(
                 "device=gpu is not supported by this onnxruntime %s (%s): its providers are %s; "
                 "install the CUDA build in its place, BENCH_ONNXRUNTIME_REQUIREMENT="
-                "onnxruntime-gpu==<version> nox -s onnxruntime --install-only" % (
-                    ort.__version__, ort.get_device(), ", ".join(ort.get_available_providers())))
+                "onnxruntime-gpu==<version> nox -s onnxruntime --install-only"
+                % (ort.__version__, ort.get_device(), ", ".join(ort.get_available_providers()))
+            )
         # CPU after CUDA: ORT places the nodes CUDA lacks there; loop.Model refuses a
         # session that fell back to the CPU as a whole
         index = run["device"]["index"]
-        _session["providers"] = [("CUDAExecutionProvider", {"device_id": index}),
-                                 "CPUExecutionProvider"]
+        _session["providers"] = [
+            ("CUDAExecutionProvider", {"device_id": index}),
+            "CPUExecutionProvider",
+        ]
         _session["device"] = ("cuda", index)
     else:
         _session["providers"] = ["CPUExecutionProvider"]
@@ -66,8 +74,9 @@ def setup(run):
         # the session is created (in the untimed warm-up pass, like torch.compile)
         so.graph_optimization_level = OPTIMIZATION_LEVELS[options["graph_optimization"]]
         # denormals cost ~100x on x86 CPUs; a random-weight ResNet produces them
-        so.add_session_config_entry("session.set_denormal_as_zero",
-                                    "1" if options["denormal_as_zero"] else "0")
+        so.add_session_config_entry(
+            "session.set_denormal_as_zero", "1" if options["denormal_as_zero"] else "0"
+        )
         return so
 
     _session["options"] = make
@@ -87,8 +96,12 @@ def setup(run):
 def versions():
     import onnx
 
-    return {"onnxruntime": ort.__version__, "onnx": onnx.__version__,
-            "device": ort.get_device(), "available_providers": ort.get_available_providers()}
+    return {
+        "onnxruntime": ort.__version__,
+        "onnx": onnx.__version__,
+        "device": ort.get_device(),
+        "available_providers": ort.get_available_providers(),
+    }
 
 
 def sync():
@@ -98,8 +111,11 @@ def sync():
 def count_parameters(model):
     """Convolution kernels and batch norm's scale and bias (SPEC's PyTorch convention): every
     initializer but the running statistics."""
-    return sum(int(v.size) for k, v in model.initializers.items()
-               if not k.endswith((".input_mean", ".input_var")))
+    return sum(
+        int(v.size)
+        for k, v in model.initializers.items()
+        if not k.endswith((".input_mean", ".input_var"))
+    )
 
 
 def memory_stats():
@@ -126,25 +142,38 @@ def peak_flops(precision, size=2048):
     if precision == "int8":
         shape = [1, size, 32, size // 32]  # NCHW: size channels, size pixels
         constants = [("w", rng.randint(-127, 128, (size, size, 1, 1)).astype(np.int8))] + [
-            (name, np.array(value, dtype)) for name, value, dtype in (
-                ("x_scale", 0.01, np.float32), ("x_zero", 0, np.uint8),
-                ("w_scale", 0.01, np.float32), ("w_zero", 0, np.int8),
-                ("y_scale", 0.1, np.float32), ("y_zero", 0, np.uint8))]
-        node = helper.make_node("QLinearConv", ["a", "x_scale", "x_zero", "w", "w_scale",
-                                                "w_zero", "y_scale", "y_zero"], ["c"])
+            (name, np.array(value, dtype))
+            for name, value, dtype in (
+                ("x_scale", 0.01, np.float32),
+                ("x_zero", 0, np.uint8),
+                ("w_scale", 0.01, np.float32),
+                ("w_zero", 0, np.int8),
+                ("y_scale", 0.1, np.float32),
+                ("y_zero", 0, np.uint8),
+            )
+        ]
+        node = helper.make_node(
+            "QLinearConv",
+            ["a", "x_scale", "x_zero", "w", "w_scale", "w_zero", "y_scale", "y_zero"],
+            ["c"],
+        )
         inputs = {"a": (TensorProto.UINT8, shape, rng.randint(0, 256, shape).astype(np.uint8))}
         output = (TensorProto.UINT8, shape)
     else:
         constants = []
         node = helper.make_node("MatMul", ["a", "b"], ["c"])
-        inputs = {n: (TensorProto.FLOAT, [size, size],
-                      rng.randn(size, size).astype(np.float32)) for n in "ab"}
+        inputs = {
+            n: (TensorProto.FLOAT, [size, size], rng.randn(size, size).astype(np.float32))
+            for n in "ab"
+        }
         output = (TensorProto.FLOAT, [size, size])
     graph = helper.make_graph(
-        [node], "matmul",
+        [node],
+        "matmul",
         [helper.make_tensor_value_info(n, t, shape) for n, (t, shape, _) in inputs.items()],
         [helper.make_tensor_value_info("c", *output)],
-        initializer=[numpy_helper.from_array(value, name) for name, value in constants])
+        initializer=[numpy_helper.from_array(value, name) for name, value in constants],
+    )
     proto = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)])
     session = ort.InferenceSession(proto.SerializeToString(), session_options(), providers())
     device, index = _session["device"]
@@ -157,4 +186,5 @@ def peak_flops(precision, size=2048):
         for _ in range(n):
             session.run_with_iobinding(binding)
         binding.synchronize_outputs()
+
     return peak_rate(work, matmul_flops(size))

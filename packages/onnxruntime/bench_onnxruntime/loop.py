@@ -7,6 +7,7 @@ loading new weights (bench_shared.slots, through weights.tensors' commit) drops 
 and the next predict() creates one from the new initializers. precision=int8 replaces the
 graph by its statically quantized form (calibrate), which later sessions run.
 """
+
 import collections
 import os
 import tempfile
@@ -27,20 +28,28 @@ class Graph(object):
         self.nodes = []
 
     def op(self, op_type, inputs, name, **attributes):
-        self.nodes.append(helper.make_node(op_type, list(inputs), [name], name=name,
-                                           **attributes))
+        self.nodes.append(helper.make_node(op_type, list(inputs), [name], name=name, **attributes))
         return name
 
 
 class Model(object):
     """An ONNX graph with one NCHW float32 input (batch dimension free) and one output."""
 
-    def __init__(self, run, graph, initializers, input_shape, output_shape,
-                 input_name="images", output_name="features"):
+    def __init__(
+        self,
+        run,
+        graph,
+        initializers,
+        input_shape,
+        output_shape,
+        input_name="images",
+        output_name="features",
+    ):
         self.graph, self.input_name, self.output_name = graph, input_name, output_name
         self.input_shape, self.output_shape = input_shape, output_shape
         self.initializers = collections.OrderedDict(
-            (k, np.ascontiguousarray(v, np.float32)) for k, v in initializers.items())
+            (k, np.ascontiguousarray(v, np.float32)) for k, v in initializers.items()
+        )
         self.device = run["device"]["name"]
         self.options = run["framework"]["options"]
         self.quantized = None  # the int8 ModelProto, once calibrate() made it
@@ -57,14 +66,23 @@ class Model(object):
     def proto(self):
         """The ONNX model: the graph with the current initializers."""
         graph = helper.make_graph(
-            self.graph.nodes, "rosetta_bench",
-            [helper.make_tensor_value_info(self.input_name, TensorProto.FLOAT,
-                                           ["batch"] + list(self.input_shape))],
-            [helper.make_tensor_value_info(self.output_name, TensorProto.FLOAT,
-                                           ["batch"] + list(self.output_shape))],
-            initializer=[numpy_helper.from_array(v, k) for k, v in self.initializers.items()])
-        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)],
-                                  producer_name="bench_onnxruntime")
+            self.graph.nodes,
+            "rosetta_bench",
+            [
+                helper.make_tensor_value_info(
+                    self.input_name, TensorProto.FLOAT, ["batch"] + list(self.input_shape)
+                )
+            ],
+            [
+                helper.make_tensor_value_info(
+                    self.output_name, TensorProto.FLOAT, ["batch"] + list(self.output_shape)
+                )
+            ],
+            initializer=[numpy_helper.from_array(v, k) for k, v in self.initializers.items()],
+        )
+        model = helper.make_model(
+            graph, opset_imports=[helper.make_opsetid("", OPSET)], producer_name="bench_onnxruntime"
+        )
         onnx.checker.check_model(model)  # a malformed graph fails here, naming the node
         return model
 
@@ -75,13 +93,16 @@ class Model(object):
             if optimized_model_path:  # for inspecting what the optimiser made of the graph
                 options.optimized_model_filepath = optimized_model_path
             proto = self.quantized if self.quantized is not None else self.proto()
-            session = ort.InferenceSession(proto.SerializeToString(), options,
-                                           providers=providers())
+            session = ort.InferenceSession(
+                proto.SerializeToString(), options, providers=providers()
+            )
             wanted = [p if isinstance(p, str) else p[0] for p in providers()]
             if session.get_providers()[0] != wanted[0]:  # ORT falls back to the CPU silently
-                raise RuntimeError("device=%s: ONNX Runtime created the session with %s, not "
-                                   "%s (its log above says why)" % (
-                                       self.device, session.get_providers(), wanted[0]))
+                raise RuntimeError(
+                    "device=%s: ONNX Runtime created the session with %s, not "
+                    "%s (its log above says why)"
+                    % (self.device, session.get_providers(), wanted[0])
+                )
             self._session = session
         return self._session
 
@@ -89,9 +110,10 @@ class Model(object):
 def predict(model, batches):
     """Outputs for every batch, as host float32 arrays (InferenceSession.run copies them back)."""
     session = model.session()
-    outputs = [session.run([model.output_name],
-                           {model.input_name: np.ascontiguousarray(x, np.float32)})[0]
-               for x in batches]
+    outputs = [
+        session.run([model.output_name], {model.input_name: np.ascontiguousarray(x, np.float32)})[0]
+        for x in batches
+    ]
     return np.concatenate(outputs)
 
 
@@ -100,8 +122,9 @@ CALIBRATION_METHODS = {"minmax": "MinMax", "entropy": "Entropy", "percentile": "
 
 class _Batches(quantization.CalibrationDataReader):
     def __init__(self, model, batches):
-        self.feeds = iter([{model.input_name: np.ascontiguousarray(x, np.float32)}
-                           for x in batches])
+        self.feeds = iter(
+            [{model.input_name: np.ascontiguousarray(x, np.float32)} for x in batches]
+        )
 
     def get_next(self):
         return next(self.feeds, None)
@@ -122,12 +145,17 @@ def calibrate(model, batches):
         quantization.quant_pre_process(fp32, prepared, skip_symbolic_shape=True)
         quantized = os.path.join(directory, "int8.onnx")
         quantization.quantize_static(
-            prepared, quantized, _Batches(model, batches),
-            quant_format=quantization.QuantFormat.QDQ, per_channel=options["per_channel"],
+            prepared,
+            quantized,
+            _Batches(model, batches),
+            quant_format=quantization.QuantFormat.QDQ,
+            per_channel=options["per_channel"],
             activation_type=quantization.QuantType.QUInt8,
             weight_type=quantization.QuantType.QInt8,
-            calibrate_method=getattr(quantization.CalibrationMethod,
-                                     CALIBRATION_METHODS[options["calibration_method"]]))
+            calibrate_method=getattr(
+                quantization.CalibrationMethod, CALIBRATION_METHODS[options["calibration_method"]]
+            ),
+        )
         model.quantized = onnx.load(quantized)
     model._session = None
     return model

@@ -6,6 +6,7 @@ operator input it feeds -- Conv's `W` (O x I x H x W, the neutral layout), Batch
 transposed, only renamed. Loading, exporting and the completeness check are the runtime's
 (bench_shared.slots); the initializers live in the model (loop.Model), not in the session.
 """
+
 import collections
 
 import numpy as np
@@ -13,8 +14,13 @@ import numpy as np
 from bench_shared import slots as protocol
 from bench_shared import weights as neutral
 
-ONNX_INPUTS = {"weight": "W", "gamma": "scale", "beta": "B", "mean": "input_mean",
-               "var": "input_var"}
+ONNX_INPUTS = {
+    "weight": "W",
+    "gamma": "scale",
+    "beta": "B",
+    "mean": "input_mean",
+    "var": "input_var",
+}
 
 
 def onnx_name(name):
@@ -24,15 +30,17 @@ def onnx_name(name):
 
 def slots(task):
     """Neutral name -> the initializer the graph names after it."""
-    return collections.OrderedDict((name, protocol.Slot.whole(onnx_name(name)))
-                                   for name in neutral.layout(task))
+    return collections.OrderedDict(
+        (name, protocol.Slot.whole(onnx_name(name))) for name in neutral.layout(task)
+    )
 
 
 def initializers(task, seed):
     """SPEC's initial weights as initializers: ONNX has no initialisers of its own, so
     init=native and init=neutral are the same NumPy draw (bench_shared.weights)."""
-    return collections.OrderedDict((onnx_name(name), value) for name, value
-                                   in neutral.initial_weights(task, seed).items())
+    return collections.OrderedDict(
+        (onnx_name(name), value) for name, value in neutral.initial_weights(task, seed).items()
+    )
 
 
 class Initializers(protocol.Tensors):

@@ -2,6 +2,7 @@
 the session options it runs with, and the initializers behind the weight protocol. SPEC's
 counts and the equivalence with the NumPy reference are the shared conformance suite's
 (shared/tests/test_conformance.py)."""
+
 import collections
 
 import numpy as np
@@ -29,19 +30,30 @@ def test_graph_is_v1_with_batch_norm_nodes_and_a_free_batch_dimension():
     _, model = built()
     proto = model.proto()
     nodes = {n.name: n for n in proto.graph.node}
-    strides = {n: [a.ints for a in nodes[n].attribute if a.name == "strides"][0]
-               for n in ("stage2.block0.conv1", "stage2.block0.conv2")}
+    strides = {
+        n: [a.ints for a in nodes[n].attribute if a.name == "strides"][0]
+        for n in ("stage2.block0.conv1", "stage2.block0.conv2")
+    }
     assert strides == {"stage2.block0.conv1": [2, 2], "stage2.block0.conv2": [1, 1]}  # v1
-    assert op_counts(proto.graph) == {"Conv": 53, "BatchNormalization": 53, "Relu": 49,
-                                      "Add": 16, "MaxPool": 1, "GlobalAveragePool": 1,
-                                      "Flatten": 1}
+    assert op_counts(proto.graph) == {
+        "Conv": 53,
+        "BatchNormalization": 53,
+        "Relu": 49,
+        "Add": 16,
+        "MaxPool": 1,
+        "GlobalAveragePool": 1,
+        "Flatten": 1,
+    }
     (images,), (features,) = proto.graph.input, proto.graph.output
     dims = [d.dim_param or d.dim_value for d in images.type.tensor_type.shape.dim]
     assert dims == ["batch", 3, 224, 224]
-    assert [d.dim_param or d.dim_value
-            for d in features.type.tensor_type.shape.dim] == ["batch", 2048]
-    running = sum(v.size for k, v in model.initializers.items()
-                  if k.endswith((".input_mean", ".input_var")))
+    assert [d.dim_param or d.dim_value for d in features.type.tensor_type.shape.dim] == [
+        "batch",
+        2048,
+    ]
+    running = sum(
+        v.size for k, v in model.initializers.items() if k.endswith((".input_mean", ".input_var"))
+    )
     assert running == spec.ResNet50.buffer_count
 
 
@@ -84,8 +96,11 @@ def test_loading_weights_after_a_prediction_makes_a_new_session():
 
 
 def test_session_runs_with_the_options_it_records():
-    settings, model = built("framework.options.threads=1", "framework.options.interop_threads=2",
-                            "framework.options.execution_mode=parallel")
+    settings, model = built(
+        "framework.options.threads=1",
+        "framework.options.interop_threads=2",
+        "framework.options.execution_mode=parallel",
+    )
     assert (settings["threads"], settings["interop_threads"]) == (1, 2)
     assert settings["execution_mode"] == "ORT_PARALLEL"
     assert settings["providers"] == ["CPUExecutionProvider"]
@@ -101,11 +116,14 @@ def test_training_tasks_are_refused_as_an_inference_runtime():
     with pytest.raises(NotImplementedError) as refused:
         contract.check_run(run)
     assert "inference runtime" in str(refused.value) and "supported tasks: resnet50" in str(
-        refused.value)
+        refused.value
+    )
 
 
-@pytest.mark.skipif("CUDAExecutionProvider" in ort.get_available_providers(),
-                    reason="this onnxruntime has the CUDA provider")
+@pytest.mark.skipif(
+    "CUDAExecutionProvider" in ort.get_available_providers(),
+    reason="this onnxruntime has the CUDA provider",
+)
 def test_gpu_without_the_cuda_provider_says_what_to_install():
     with pytest.raises(NotImplementedError) as refused:
         bench_onnxruntime.setup(make_run("task=resnet50", "device=gpu"))

@@ -1,4 +1,5 @@
 """PaddlePaddle for Rosetta Bench: capabilities, device and thread setup, and the device sync."""
+
 import ctypes
 import os
 
@@ -38,7 +39,8 @@ def setup(run):
             raise NotImplementedError(
                 "device=gpu is not supported by paddlepaddle %s: this build sees no CUDA device "
                 "(install paddlepaddle-gpu: BENCH_PADDLE_REQUIREMENT=paddlepaddle-gpu==%s from "
-                "Paddle's CUDA index)" % (paddle.__version__, paddle.__version__))
+                "Paddle's CUDA index)" % (paddle.__version__, paddle.__version__)
+            )
         # a data-parallel rank takes the GPU LOCAL_RANK places after device.index
         index = run["device"]["index"] + distributed.process(run)["local_rank"]
         paddle.set_device("gpu:%d" % index)
@@ -89,8 +91,10 @@ def count_parameters(model):
 def memory_stats():
     if not _state["gpu"]:
         return None
-    return {"peak_allocated_bytes": paddle.device.cuda.max_memory_allocated(),
-            "peak_reserved_bytes": paddle.device.cuda.max_memory_reserved()}
+    return {
+        "peak_allocated_bytes": paddle.device.cuda.max_memory_allocated(),
+        "peak_reserved_bytes": paddle.device.cuda.max_memory_reserved(),
+    }
 
 
 def peak_flops(precision, size=2048):
@@ -140,20 +144,23 @@ def join_parallel_env(run):
     at MASTER_ADDR: the ranks share one host (across Slurm nodes the orchestrator refuses
     Paddle, conf/framework/paddle.yaml's multi_node_reason). What was joined, or None for one
     device."""
-    proc = distributed.joining(run, "processes", "paddle.DataParallel joins processes",
-                               "conf/framework/paddle.yaml")
+    proc = distributed.joining(
+        run, "processes", "paddle.DataParallel joins processes", "conf/framework/paddle.yaml"
+    )
     if proc is None:
         return None
     backend = "nccl" if _state["gpu"] else "gloo"
     endpoints = ["%s:%d" % (proc["master_addr"], port) for port in proc["worker_ports"]]
-    os.environ.update({
-        "PADDLE_DISTRI_BACKEND": backend,  # the CPU wheel's "auto" is its older gloo context
-        "PADDLE_TRAINER_ID": str(proc["rank"]),
-        "PADDLE_TRAINERS_NUM": str(proc["world_size"]),
-        "PADDLE_TRAINER_ENDPOINTS": ",".join(endpoints),
-        "PADDLE_CURRENT_ENDPOINT": endpoints[proc["rank"]],
-        "PADDLE_RANK_IN_NODE": str(proc["local_rank"]),
-    })
+    os.environ.update(
+        {
+            "PADDLE_DISTRI_BACKEND": backend,  # the CPU wheel's "auto" is its older gloo context
+            "PADDLE_TRAINER_ID": str(proc["rank"]),
+            "PADDLE_TRAINERS_NUM": str(proc["world_size"]),
+            "PADDLE_TRAINER_ENDPOINTS": ",".join(endpoints),
+            "PADDLE_CURRENT_ENDPOINT": endpoints[proc["rank"]],
+            "PADDLE_RANK_IN_NODE": str(proc["local_rank"]),
+        }
+    )
     if _state["gpu"]:
         os.environ["FLAGS_selected_gpus"] = paddle.get_device().split(":")[1]
     import paddle.distributed as dist

@@ -2,6 +2,7 @@
 as a switch), BCEWithLogitsLoss over the 14 labels, Adam with the learning rate scaled by the
 device count, and paddle.DataParallel across the run's processes (a gloo process group on a
 CPU, NCCL on GPUs, joined in bench_paddle.setup with paddle.distributed.init_parallel_env)."""
+
 import functools
 
 import paddle
@@ -14,9 +15,16 @@ from . import data_format, loop, weights
 
 def conv(cin, cout, kernel, stride=1):
     # He-normal over the fan-in (Paddle's KaimingNormal: ReLU gain), no bias before a BN
-    return nn.Conv2D(cin, cout, kernel, stride, padding=kernel // 2, data_format=data_format(),
-                     weight_attr=paddle.ParamAttr(initializer=nn.initializer.KaimingNormal()),
-                     bias_attr=False)
+    return nn.Conv2D(
+        cin,
+        cout,
+        kernel,
+        stride,
+        padding=kernel // 2,
+        data_format=data_format(),
+        weight_attr=paddle.ParamAttr(initializer=nn.initializer.KaimingNormal()),
+        bias_attr=False,
+    )
 
 
 def bn(channels):
@@ -56,8 +64,12 @@ class DenseBlock(nn.Layer):
 
 
 def transition(cin, cout):
-    return nn.Sequential(("bn", bn(cin)), ("relu", nn.ReLU()), ("conv", conv(cin, cout, 1)),
-                         ("pool", nn.AvgPool2D(2, 2, data_format=data_format())))
+    return nn.Sequential(
+        ("bn", bn(cin)),
+        ("relu", nn.ReLU()),
+        ("conv", conv(cin, cout, 1)),
+        ("pool", nn.AvgPool2D(2, 2, data_format=data_format())),
+    )
 
 
 class DenseNet121(nn.Layer):
@@ -66,8 +78,10 @@ class DenseNet121(nn.Layer):
         fmt = data_format()
         self.stem = nn.Sequential(
             ("conv", conv(D.input_shape[0], D.stem_channels, D.stem_kernel, D.stem_stride)),
-            ("bn", bn(D.stem_channels)), ("relu", nn.ReLU()),
-            ("pool", nn.MaxPool2D(D.pool_kernel, D.pool_stride, D.pool_padding, data_format=fmt)))
+            ("bn", bn(D.stem_channels)),
+            ("relu", nn.ReLU()),
+            ("pool", nn.MaxPool2D(D.pool_kernel, D.pool_stride, D.pool_padding, data_format=fmt)),
+        )
         c = D.stem_channels
         for b, layers in enumerate(D.block_layers, 1):
             setattr(self, "block%d" % b, DenseBlock(c, layers))
@@ -75,14 +89,19 @@ class DenseNet121(nn.Layer):
             if b < len(D.block_layers):
                 setattr(self, "transition%d" % b, transition(c, int(c * D.compression)))
                 c = int(c * D.compression)
-        self.final = nn.Sequential(("bn", bn(c)), ("relu", nn.ReLU()),
-                                   ("pool", nn.AdaptiveAvgPool2D(1, data_format=fmt)),
-                                   ("flatten", nn.Flatten()))
+        self.final = nn.Sequential(
+            ("bn", bn(c)),
+            ("relu", nn.ReLU()),
+            ("pool", nn.AdaptiveAvgPool2D(1, data_format=fmt)),
+            ("flatten", nn.Flatten()),
+        )
         # logits (the loss has the sigmoid); glorot-uniform kernel, zero bias: SPEC's head
         self.classifier = nn.Linear(
-            D.features, D.num_labels,
+            D.features,
+            D.num_labels,
             weight_attr=paddle.ParamAttr(initializer=nn.initializer.XavierUniform()),
-            bias_attr=paddle.ParamAttr(initializer=nn.initializer.Constant(0.0)))
+            bias_attr=paddle.ParamAttr(initializer=nn.initializer.Constant(0.0)),
+        )
         self.nhwc = fmt == "NHWC"
 
     def forward(self, x):
@@ -100,10 +119,16 @@ def build_model(run):
     world_size = run.get("devices", 1)
     adam = run["task"]["optimizer"]
     # SPEC: Adam at 1e-4 per device, the learning rate scaled linearly with the global batch
-    optimizer = functools.partial(paddle.optimizer.Adam, learning_rate=adam["lr"] * world_size,
-                                  beta1=adam["beta1"], beta2=adam["beta2"], epsilon=adam["eps"])
-    model = loop.Model(run, DenseNet121(), optimizer, loss_fn=nn.BCEWithLogitsLoss(),
-                         label_dtype="float32")
+    optimizer = functools.partial(
+        paddle.optimizer.Adam,
+        learning_rate=adam["lr"] * world_size,
+        beta1=adam["beta1"],
+        beta2=adam["beta2"],
+        epsilon=adam["eps"],
+    )
+    model = loop.Model(
+        run, DenseNet121(), optimizer, loss_fn=nn.BCEWithLogitsLoss(), label_dtype="float32"
+    )
     if world_size > 1:
         # rank 0's parameters (batch-norm statistics included: Paddle parameters) broadcast at
         # construction; gradients all-reduced and averaged in buckets during backward

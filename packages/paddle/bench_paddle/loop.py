@@ -1,5 +1,6 @@
 """The Paddle training step and inference loop that every task module shares (dygraph, with
 paddle.jit.to_static as a switch)."""
+
 import contextlib
 import os
 import tempfile
@@ -34,13 +35,16 @@ class Model(object):
         # after any neutral weights are loaded -- so its build lands in the untimed warm-up
         self.use_predictor, self.predictor = bool(options["predictor"]), None
         if self.use_predictor and optimizer is not None:
-            raise ValueError("framework.options.predictor=true applies to task=resnet50 "
-                             "(inference) only; a training task runs in dygraph")
+            raise ValueError(
+                "framework.options.predictor=true applies to task=resnet50 "
+                "(inference) only; a training task runs in dygraph"
+            )
         if self.use_predictor and self.dtype is not None:
             raise NotImplementedError(
                 "precision=%s is not supported with framework.options.predictor=true: the "
                 "predictor runs the fp32 program; set framework.options.predictor=false"
-                % run["precision"])
+                % run["precision"]
+            )
         if self.to_static:
             # the AST translation of the whole forward (full_graph=True, not SOT's bytecode
             # tracing) into one PIR program per input shape and train/eval mode; no CINN,

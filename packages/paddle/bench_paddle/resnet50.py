@@ -1,4 +1,5 @@
 """ResNet-50 v1 features the Paddle way: explicit nn.Layers, eval + no_grad, to_static."""
+
 import paddle
 from paddle import nn
 
@@ -11,9 +12,16 @@ native_layout = loop.native_layout
 
 def conv(cin, cout, kernel, stride=1):
     # He-normal (fan_in) keeps activations of random weights in range; no bias before a BN
-    return nn.Conv2D(cin, cout, kernel, stride, padding=kernel // 2, data_format=data_format(),
-                     weight_attr=paddle.ParamAttr(initializer=nn.initializer.KaimingNormal()),
-                     bias_attr=False)
+    return nn.Conv2D(
+        cin,
+        cout,
+        kernel,
+        stride,
+        padding=kernel // 2,
+        data_format=data_format(),
+        weight_attr=paddle.ParamAttr(initializer=nn.initializer.KaimingNormal()),
+        bias_attr=False,
+    )
 
 
 def bn(channels):
@@ -45,9 +53,15 @@ class ResNet50Features(nn.Layer):
         r, stem = ResNet50, ResNet50.stem_channels
         self.stem = nn.Sequential(
             ("conv", conv(r.input_shape[0], stem, r.stem_kernel, r.stem_stride)),
-            ("bn", bn(stem)), ("relu", nn.ReLU()),
-            ("pool", nn.MaxPool2D(r.pool_kernel, r.pool_stride, r.pool_padding,
-                                  data_format=data_format())))
+            ("bn", bn(stem)),
+            ("relu", nn.ReLU()),
+            (
+                "pool",
+                nn.MaxPool2D(
+                    r.pool_kernel, r.pool_stride, r.pool_padding, data_format=data_format()
+                ),
+            ),
+        )
         cin = stem
         for s, (blocks, width, cout, stride) in enumerate(ResNet50.stages, 1):
             stage = []

@@ -8,6 +8,7 @@ _variance, all four Paddle parameters (the last two not trainable). With data_fo
 CNN's flatten runs over H, W, C, so the first dense kernel's rows are permuted from C, H, W.
 Loading, exporting and the completeness check are the runtime's (bench_shared.slots).
 """
+
 import collections
 import re
 
@@ -18,8 +19,12 @@ from bench_shared import slots as protocol
 from bench_shared import weights as neutral
 
 BATCH_NORM = {"gamma": "weight", "beta": "bias", "mean": "_mean", "var": "_variance"}
-GRU = {"gru.input_weight": "gru.weight_ih_l0", "gru.recurrent_weight": "gru.weight_hh_l0",
-       "gru.input_bias": "gru.bias_ih_l0", "gru.recurrent_bias": "gru.bias_hh_l0"}
+GRU = {
+    "gru.input_weight": "gru.weight_ih_l0",
+    "gru.recurrent_weight": "gru.weight_hh_l0",
+    "gru.input_bias": "gru.bias_ih_l0",
+    "gru.recurrent_bias": "gru.bias_hh_l0",
+}
 TRANSPOSED = {"gru.input_weight", "gru.recurrent_weight"}  # (out, in) in Paddle's GRU only
 
 
@@ -35,10 +40,12 @@ def slots(task, data_format="NCHW"):
     """Neutral name -> the parameter Paddle's layer naming gives it."""
     table = collections.OrderedDict(
         (name, protocol.Slot.whole(paddle_name(name), name in TRANSPOSED))
-        for name in neutral.layout(task))
+        for name in neutral.layout(task)
+    )
     if task == "cnn" and data_format == "NHWC":
         table["dense1.weight"] = protocol.Slot(
-            "dense1.weight", protocol.cnn_flatten_chw_to_hwc, protocol.cnn_flatten_hwc_to_chw)
+            "dense1.weight", protocol.cnn_flatten_chw_to_hwc, protocol.cnn_flatten_hwc_to_chw
+        )
     return table
 
 
@@ -55,5 +62,6 @@ def tensors(model):
     """Every parameter of the layer (batch norm's statistics included: Paddle keeps them as
     non-trainable parameters), each once: paddle.nn.GRU lists its weights twice in its state
     dict (weight_ih_l0 and 0.cell.weight_ih are one tensor), named_parameters once."""
-    return protocol.DictTensors(collections.OrderedDict(model.net.named_parameters()),
-                                _read, _write)
+    return protocol.DictTensors(
+        collections.OrderedDict(model.net.named_parameters()), _read, _write
+    )

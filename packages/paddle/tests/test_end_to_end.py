@@ -2,11 +2,17 @@
 switch through a real worker, whose log stays free of Paddle's import and executor chatter
 (conf/framework/paddle.yaml's env). Learning, ResNet-50 and SPEC's counts are the shared
 end-to-end suite's (packages/bench/tests_frameworks)."""
+
 import re
 from pathlib import Path
 
-CHATTER = ["No ccache found", "Tensor do not have 'place'", "New Executor is Running",
-           "OMP_NUM_THREADS set to", "not support input out tensor"]
+CHATTER = [
+    "No ccache found",
+    "Tensor do not have 'place'",
+    "New Executor is Running",
+    "OMP_NUM_THREADS set to",
+    "not support input out tensor",
+]
 
 
 def worker_log(output):
@@ -15,8 +21,13 @@ def worker_log(output):
 
 
 def test_to_static_rnn_runs_in_a_quiet_worker(run_bench):
-    code, output, result = run_bench("framework=paddle", "task=rnn", "preset=smoke",
-                                     "preset.epochs=1", "framework.options.to_static=true")
+    code, output, result = run_bench(
+        "framework=paddle",
+        "task=rnn",
+        "preset=smoke",
+        "preset.epochs=1",
+        "framework.options.to_static=true",
+    )
     assert code == 0, output
     settings = result["framework"]["settings"]
     assert settings["to_static"] is True and settings["device"] == "cpu"

@@ -2,6 +2,7 @@
 to_static and NHWC switches giving the same numbers as dygraph NCHW, threads, and the precisions
 it refuses. SPEC's counts and the equivalence with the NumPy reference are the shared
 conformance suite's (shared/tests/test_conformance.py)."""
+
 import warnings
 
 import numpy as np
@@ -35,11 +36,15 @@ def test_resnet50_is_v1_stride_on_the_first_1x1_with_its_statistics():
     net = resnet50.ResNet50Features()
     block = net.stage2[0]
     assert block.conv1._stride == [2, 2] and block.conv2._stride == [1, 1]
-    statistics = sum(int(p.size) for name, p in net.named_parameters()
-                     if name.endswith(("_mean", "_variance")))
+    statistics = sum(
+        int(p.size) for name, p in net.named_parameters() if name.endswith(("_mean", "_variance"))
+    )
     assert statistics == spec.ResNet50.buffer_count
-    assert all(not p.trainable for name, p in net.named_parameters()
-               if name.endswith(("_mean", "_variance")))
+    assert all(
+        not p.trainable
+        for name, p in net.named_parameters()
+        if name.endswith(("_mean", "_variance"))
+    )
 
 
 def test_gru_is_the_cudnn_form_with_two_bias_vectors_listed_once():
@@ -76,8 +81,11 @@ def test_to_static_gives_dygraph_features():
     x = reference.fixed_inputs("resnet50")[:2]
     features = []
     for to_static in (False, True):
-        model, _ = loaded(resnet50, "framework.options.to_static=%s" % to_static,
-                          "framework.options.predictor=false")
+        model, _ = loaded(
+            resnet50,
+            "framework.options.to_static=%s" % to_static,
+            "framework.options.predictor=false",
+        )
         assert isinstance(model.net.forward, StaticFunction) is to_static
         features.append(resnet50.predict(model, [x]))
     np.testing.assert_allclose(features[1], features[0], rtol=1e-5, atol=1e-5)
@@ -105,8 +113,9 @@ def test_nhwc_gives_nchw_numbers_and_round_trips(module):
     x = reference.fixed_inputs(task)[:2]
     outputs = []
     for fmt in ("NCHW", "NHWC"):
-        model, params = loaded(module, "framework.options.data_format=" + fmt,
-                               "framework.options.predictor=false")
+        model, params = loaded(
+            module, "framework.options.data_format=" + fmt, "framework.options.predictor=false"
+        )
         layout = contract.hook(module, "native_layout")
         assert layout(x).shape == (x.shape if fmt == "NCHW" else x.transpose(0, 2, 3, 1).shape)
         outputs.append(module.predict(model, [layout(x)]))
@@ -137,8 +146,10 @@ def test_autocast_is_a_no_op_on_the_cpu_so_bf16_is_not_declared():
     with pytest.raises(NotImplementedError) as refused:
         contract.check_run(run)
     message = str(refused.value)  # with the reason conf/framework/paddle.yaml declares
-    assert message.startswith("precision=bf16 is not supported by framework=paddle on "
-                              "device=cpu (Paddle 3.3's AMP is for CUDA, XPU and custom places")
+    assert message.startswith(
+        "precision=bf16 is not supported by framework=paddle on "
+        "device=cpu (Paddle 3.3's AMP is for CUDA, XPU and custom places"
+    )
     assert message.endswith("; supported there: fp32")
 
 

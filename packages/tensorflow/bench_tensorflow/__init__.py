@@ -1,5 +1,6 @@
 """TensorFlow 2 for Rosetta Bench: device, threads, mixed precision, the tf.distribute
 strategy (devices=N) and sync."""
+
 import os
 
 import keras
@@ -43,9 +44,13 @@ def setup(run):
 
 def versions():
     build = tf.sysconfig.get_build_info()
-    return {"tensorflow": tf.__version__, "keras": keras.__version__,
-            "cuda": build.get("cuda_version"), "cudnn": build.get("cudnn_version"),
-            "onednn": os.environ.get("TF_ENABLE_ONEDNN_OPTS", "default (on)")}
+    return {
+        "tensorflow": tf.__version__,
+        "keras": keras.__version__,
+        "cuda": build.get("cuda_version"),
+        "cudnn": build.get("cudnn_version"),
+        "onednn": os.environ.get("TF_ENABLE_ONEDNN_OPTS", "default (on)"),
+    }
 
 
 def sync():
@@ -85,7 +90,9 @@ def peak_flops(precision):
                 for _ in range(n):
                     out = matmul()
                 out.numpy()
+
         return work
+
     return peak_matmul_rate(make_work)
 
 
@@ -96,8 +103,10 @@ def configure(run, threads, interop_threads):
     if run["device"]["name"] == "gpu":
         gpus = tf.config.list_physical_devices("GPU")
         if not gpus:
-            raise NotImplementedError("device=gpu is not supported by tensorflow %s here: it "
-                                      "sees no GPU (a CPU-only build?)" % tf.__version__)
+            raise NotImplementedError(
+                "device=gpu is not supported by tensorflow %s here: it "
+                "sees no GPU (a CPU-only build?)" % tf.__version__
+            )
         _device = "/GPU:%d" % run["device"]["index"]
         if distributed.launch(run) == "processes":  # one GPU per rank, after device.index
             index = run["device"]["index"] + distributed.process(run)["local_rank"]
@@ -107,7 +116,8 @@ def configure(run, threads, interop_threads):
         _device = "/CPU:0"
     try:  # settable once, before TensorFlow initialises its runtime
         tf.config.threading.set_intra_op_parallelism_threads(
-            threads or len(os.sched_getaffinity(0)))
+            threads or len(os.sched_getaffinity(0))
+        )
         tf.config.threading.set_inter_op_parallelism_threads(interop_threads)
     except RuntimeError:
         pass

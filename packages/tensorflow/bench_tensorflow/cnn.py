@@ -1,5 +1,6 @@
 """VGG-style CIFAR-10 CNN the TensorFlow 2 way: a Keras model, a tf.function training step
 with GradientTape, NHWC."""
+
 import keras
 import tensorflow as tf
 from keras import layers

@@ -4,6 +4,7 @@ MultiWorkerMirroredStrategy across the run's processes (bench_tensorflow.distrib
 variables made in its scope, each replica's step in strategy.run, gradients all-reduced by
 apply_gradients -- the binary cross-entropy averaged over the global batch with
 tf.nn.compute_average_loss, and Adam's learning rate scaled by the device count."""
+
 import keras
 import tensorflow as tf
 from keras import layers
@@ -15,8 +16,9 @@ from . import loop, strategy, weights
 
 def conv(filters, kernel):
     # stride 1, "same": symmetric padding (the strided stem is padded explicitly)
-    return layers.Conv2D(filters, kernel, padding="same", use_bias=False,
-                         kernel_initializer="he_normal")
+    return layers.Conv2D(
+        filters, kernel, padding="same", use_bias=False, kernel_initializer="he_normal"
+    )
 
 
 def bn():
@@ -65,8 +67,13 @@ class DenseNet121(keras.Model):
     def __init__(self):
         super().__init__()
         self.stem_pad = layers.ZeroPadding2D(D.stem_padding)
-        self.stem_conv = layers.Conv2D(D.stem_channels, D.stem_kernel, D.stem_stride,
-                                       use_bias=False, kernel_initializer="he_normal")
+        self.stem_conv = layers.Conv2D(
+            D.stem_channels,
+            D.stem_kernel,
+            D.stem_stride,
+            use_bias=False,
+            kernel_initializer="he_normal",
+        )
         self.stem_bn = bn()
         self.pool_pad = layers.ZeroPadding2D(D.pool_padding)  # after a ReLU, zeros pad as -inf
         self.pool = layers.MaxPool2D(D.pool_kernel, D.pool_stride)
@@ -98,8 +105,9 @@ class DenseNet121(keras.Model):
 def loss(labels, logits):
     """Binary cross-entropy over the 14 labels, averaged over the global batch: each replica's
     sum divided by (its batch x the replica count), summed over replicas by the all-reduce."""
-    per_example = tf.reduce_mean(tf.nn.sigmoid_cross_entropy_with_logits(
-        tf.cast(labels, logits.dtype), logits), axis=-1)
+    per_example = tf.reduce_mean(
+        tf.nn.sigmoid_cross_entropy_with_logits(tf.cast(labels, logits.dtype), logits), axis=-1
+    )
     return tf.nn.compute_average_loss(per_example)
 
 
@@ -108,13 +116,15 @@ def build_model(run):
     adam = run["task"]["optimizer"]
     with strategy().scope():  # Adam's variables mirrored too (the model's: loop.Model)
         # SPEC: Adam at 1e-4 per device, the learning rate scaled linearly with the global batch
-        optimizer = keras.optimizers.Adam(adam["lr"] * devices, beta_1=adam["beta1"],
-                                          beta_2=adam["beta2"], epsilon=adam["eps"])
+        optimizer = keras.optimizers.Adam(
+            adam["lr"] * devices, beta_1=adam["beta1"], beta_2=adam["beta2"], epsilon=adam["eps"]
+        )
         if run["precision"] == "fp16":
             optimizer = keras.mixed_precision.LossScaleOptimizer(optimizer)
     size = run["task"]["image_size"]
-    return loop.Model(run, DenseNet121(), (D.input_shape[0], size, size), optimizer=optimizer,
-                        loss_fn=loss)
+    return loop.Model(
+        run, DenseNet121(), (D.input_shape[0], size, size), optimizer=optimizer, loss_fn=loss
+    )
 
 
 def slots(model):
@@ -131,8 +141,10 @@ def slots(model):
             places += bn_places("transition%d.bn" % b, transition.bn)
             places.append(("transition%d.conv.weight" % b, transition.conv.kernel))
     places += bn_places("final.bn", net.final_bn)
-    places += [("classifier.weight", net.classifier.kernel),
-               ("classifier.bias", net.classifier.bias)]
+    places += [
+        ("classifier.weight", net.classifier.kernel),
+        ("classifier.bias", net.classifier.bias),
+    ]
     return weights.slots("densenet", places)
 
 

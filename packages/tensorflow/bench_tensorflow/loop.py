@@ -2,6 +2,7 @@
 tf.function step with GradientTape and an explicit optimizer step (XLA as a switch), each
 replica's step run by the tf.distribute strategy (bench_tensorflow.distribute; one device: the
 default strategy, which just calls it)."""
+
 import tensorflow as tf
 from keras import losses
 
@@ -13,8 +14,7 @@ from . import device, options, pipeline, strategy
 class Model(object):
     """net and optimizer: made in strategy().scope() (mirrored variables when data-parallel)."""
 
-    def __init__(self, run, net, input_shape, input_dtype="float32", optimizer=None,
-                 loss_fn=None):
+    def __init__(self, run, net, input_shape, input_dtype="float32", optimizer=None, loss_fn=None):
         self.net = net
         self.strategy = strategy()
         with self.strategy.scope(), tf.device(device()):
@@ -26,8 +26,9 @@ class Model(object):
         # strategy: Keras' losses divide by the replica count), integer labels
         self.loss_fn = loss_fn or losses.SparseCategoricalCrossentropy(from_logits=True)
         xla = bool(options()["xla"])
-        self.train_step = tf.function(self._distributed_step, jit_compile=xla,
-                                      reduce_retracing=True)
+        self.train_step = tf.function(
+            self._distributed_step, jit_compile=xla, reduce_retracing=True
+        )
         self.infer = tf.function(self._infer, jit_compile=xla, reduce_retracing=True)
 
     @property
@@ -61,8 +62,7 @@ def _pipeline(batches):
     x_spec = tf.TensorSpec((None,) + x0.shape[1:], tf.as_dtype(x0.dtype))
     if getattr(batches, "transform", None) is not None:  # densenet's images: float32 input
         x_spec = tf.TensorSpec(None, tf.float32)
-    signature = (x_spec, tf.TensorSpec((None,) + batches.y.shape[1:],
-                                       tf.as_dtype(batches.y.dtype)))
+    signature = (x_spec, tf.TensorSpec((None,) + batches.y.shape[1:], tf.as_dtype(batches.y.dtype)))
     return pipeline.from_generator(lambda: iter(batches), signature)
 
 

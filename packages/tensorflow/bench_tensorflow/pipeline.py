@@ -8,6 +8,7 @@ own length (the GRU's 2.6 s of steps took 5.13 s: half the speed). With autotuni
 pipeline ends with its last batch. One batch prefetched on tf.data's background thread is
 all a training loop needs from it.
 """
+
 import tensorflow as tf
 
 
@@ -16,5 +17,8 @@ def from_generator(generator, signature, prefetch=1):
     thread and no autotuning."""
     options = tf.data.Options()
     options.autotune.enabled = False
-    return (tf.data.Dataset.from_generator(generator, output_signature=signature)
-            .prefetch(prefetch).with_options(options))
+    return (
+        tf.data.Dataset.from_generator(generator, output_signature=signature)
+        .prefetch(prefetch)
+        .with_options(options)
+    )

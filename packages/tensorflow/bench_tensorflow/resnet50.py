@@ -1,6 +1,7 @@
 """ResNet-50 v1 features the TensorFlow 2 way: explicit Keras layers (NHWC, explicit zero
 padding so that stride-2 windows align as in every other framework), a tf.function forward
 in inference mode (training=False: batch norm uses its running statistics)."""
+
 import keras
 import tensorflow as tf
 from keras import layers
@@ -14,8 +15,14 @@ native_layout = loop.native_layout
 
 def conv(filters, kernel, stride=1):
     # "same" padding is symmetric only at stride 1; every strided conv here is a 1x1 (v1)
-    return layers.Conv2D(filters, kernel, stride, padding="same" if kernel > 1 else "valid",
-                         use_bias=False, kernel_initializer="he_normal")
+    return layers.Conv2D(
+        filters,
+        kernel,
+        stride,
+        padding="same" if kernel > 1 else "valid",
+        use_bias=False,
+        kernel_initializer="he_normal",
+    )
 
 
 def bn():
@@ -46,17 +53,30 @@ class ResNet50Features(keras.Model):
         super().__init__()
         r = ResNet50
         self.stem_pad = layers.ZeroPadding2D(r.stem_padding)
-        self.stem_conv = layers.Conv2D(r.stem_channels, r.stem_kernel, r.stem_stride,
-                                       use_bias=False, kernel_initializer="he_normal")
+        self.stem_conv = layers.Conv2D(
+            r.stem_channels,
+            r.stem_kernel,
+            r.stem_stride,
+            use_bias=False,
+            kernel_initializer="he_normal",
+        )
         self.stem_bn = bn()
         self.pool_pad = layers.ZeroPadding2D(r.pool_padding)  # after a ReLU, zeros pad like -inf
         self.pool = layers.MaxPool2D(r.pool_kernel, r.pool_stride)
         self.stages = []
         cin = ResNet50.stem_channels
         for blocks, width, filters, stride in ResNet50.stages:
-            self.stages.append([Bottleneck(width, filters, stride if b == 0 else 1,
-                                           project=(b == 0 and (stride != 1 or cin != filters)))
-                                for b in range(blocks)])
+            self.stages.append(
+                [
+                    Bottleneck(
+                        width,
+                        filters,
+                        stride if b == 0 else 1,
+                        project=(b == 0 and (stride != 1 or cin != filters)),
+                    )
+                    for b in range(blocks)
+                ]
+            )
             cin = filters
         self.avg = layers.GlobalAveragePooling2D()
 
@@ -77,8 +97,12 @@ def build_model(run):
 
 
 def _bn_places(prefix, layer):
-    return [(prefix + ".gamma", layer.gamma), (prefix + ".beta", layer.beta),
-            (prefix + ".mean", layer.moving_mean), (prefix + ".var", layer.moving_variance)]
+    return [
+        (prefix + ".gamma", layer.gamma),
+        (prefix + ".beta", layer.beta),
+        (prefix + ".mean", layer.moving_mean),
+        (prefix + ".var", layer.moving_variance),
+    ]
 
 
 def slots(model):

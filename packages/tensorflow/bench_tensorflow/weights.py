@@ -2,6 +2,7 @@
 layers, whose layouts (HWIO kernels, the NHWC flatten's dense rows, the GRU's z, r, n gates and
 stacked biases) are Keras' on every backend: bench_keras_layers.weights converts them, for
 both packages. What is TensorFlow's own here: the model's variables live in `model.net`."""
+
 from bench_keras_layers.weights import batch_norm_places, slots, variable_tensors  # noqa: F401
 
 # (slots, batch_norm_places: the task modules')

@@ -2,6 +2,7 @@
 order and stacked biases), the initialisers, the explicit stem padding, the GPU refusal. SPEC's
 counts and the equivalence with the NumPy reference are the shared conformance suite's
 (shared/tests/test_conformance.py)."""
+
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -19,8 +20,9 @@ def loaded_model(task, *overrides):
 
 def test_cnn_kernels_are_hwio_and_the_flatten_is_hwc():
     _, model, params = loaded_model("cnn")
-    np.testing.assert_array_equal(model.net.conv1.kernel.numpy(),
-                                  params["conv1.weight"].transpose(2, 3, 1, 0))
+    np.testing.assert_array_equal(
+        model.net.conv1.kernel.numpy(), params["conv1.weight"].transpose(2, 3, 1, 0)
+    )
     c, h, w = spec.CNN.conv_channels[-1], spec.CNN.input_shape[1] // 4, spec.CNN.input_shape[2] // 4
     neutral_rows = params["dense1.weight"].reshape(c, h, w, -1)
     native_rows = model.net.dense1.kernel.numpy().reshape(h, w, c, -1)
@@ -32,11 +34,12 @@ def test_keras_gru_gate_order_and_stacked_biases_are_converted():
     _, model, params = loaded_model("rnn")
     cell, units = model.net.gru.cell, spec.RNN.hidden_units
     # Keras stores z, r, n: its first block is the neutral format's second (z)
-    assert np.array_equal(cell.kernel.numpy()[:, :units],
-                          params["gru.input_weight"][:, units:2 * units])
+    assert np.array_equal(
+        cell.kernel.numpy()[:, :units], params["gru.input_weight"][:, units : 2 * units]
+    )
     bias = cell.bias.numpy()
     assert bias.shape == (2, 3 * units)  # row 0: input bias, row 1: recurrent bias
-    assert np.array_equal(bias[1, units:2 * units], params["gru.recurrent_bias"][:units])
+    assert np.array_equal(bias[1, units : 2 * units], params["gru.recurrent_bias"][:units])
     table = rnn.slots(model)
     assert table["gru.input_bias"].keys == table["gru.recurrent_bias"].keys
     assert (table["gru.input_bias"].parts, table["gru.recurrent_bias"].parts) == ((0,), (1,))

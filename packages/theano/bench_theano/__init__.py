@@ -13,6 +13,7 @@ CPU, the compile directory inside the environment, BLAS from scipy. What was app
 Importable by Python 3.6 (worker-code rule) and imports nothing heavy: numpy, scipy and theano
 are located, not imported, until ``configure()`` has finished.
 """
+
 import collections
 import collections.abc
 import glob
@@ -51,7 +52,7 @@ def scipy_openblas():
     name = os.path.basename(path)
     if not name.endswith(".so"):  # -l<name> finds lib<name>.so only
         return None
-    return os.path.dirname(path), name[len("lib"):-len(".so")]
+    return os.path.dirname(path), name[len("lib") : -len(".so")]
 
 
 def blas_ldflags():
@@ -62,7 +63,8 @@ def blas_ldflags():
             "Theano needs an LP64 BLAS and none was found: this package links scipy's bundled "
             "OpenBLAS (site-packages/scipy.libs/libopenblas*.so). Install scipy from its manylinux "
             "wheel (`pip install scipy==1.10.1`), or set THEANO_FLAGS=blas.ldflags=... to your "
-            "own BLAS (e.g. -lopenblas)")
+            "own BLAS (e.g. -lopenblas)"
+        )
     directory, name = found
     return "-L%s -l%s" % (directory, name)
 
@@ -115,7 +117,8 @@ def compose_flags(user, ours):
         merged[key] = (value, "user")
     text = ",".join("%s=%s" % (key, value) for key, (value, _) in merged.items())
     return text, collections.OrderedDict(
-        (key, {"value": value, "from": origin}) for key, (value, origin) in merged.items())
+        (key, {"value": value, "from": origin}) for key, (value, origin) in merged.items()
+    )
 
 
 def configure(openmp=None):
@@ -125,8 +128,10 @@ def configure(openmp=None):
     if _state["applied"] is not None:
         return _state["applied"]
     if "theano" in sys.modules:
-        raise RuntimeError("theano was imported before bench_theano.configure(): "
-                           "THEANO_FLAGS and the shims must come first")
+        raise RuntimeError(
+            "theano was imported before bench_theano.configure(): "
+            "THEANO_FLAGS and the shims must come first"
+        )
     restored = restore_collections_aliases()
     use_python_scan()
     ours = list(BENCH_FLAGS) + [("base_compiledir", compile_dir())]
@@ -137,8 +142,12 @@ def configure(openmp=None):
         ours.append(("openmp", "True" if openmp else "False"))
     text, flags = compose_flags(user, ours)
     os.environ["THEANO_FLAGS"] = text
-    _state["applied"] = {"theano_flags": flags, "user_theano_flags": user or None,
-                         "collections_aliases": restored, "python_scan": True}
+    _state["applied"] = {
+        "theano_flags": flags,
+        "user_theano_flags": user or None,
+        "collections_aliases": restored,
+        "python_scan": True,
+    }
     return _state["applied"]
 
 
@@ -153,9 +162,14 @@ def versions():
     import numpy
     import scipy
     import theano
-    return {"theano": theano.__version__, "numpy": numpy.__version__,
-            "scipy": scipy.__version__, "blas": theano.config.blas.ldflags,
-            "cxx": theano.config.cxx}
+
+    return {
+        "theano": theano.__version__,
+        "numpy": numpy.__version__,
+        "scipy": scipy.__version__,
+        "blas": theano.config.blas.ldflags,
+        "cxx": theano.config.cxx,
+    }
 
 
 # -- per run, after configure() and `import theano`: what every Theano front end applies ----
@@ -163,6 +177,7 @@ def openblas_handle():
     """scipy's OpenBLAS (the BLAS Theano's C ops link), opened by path: the same handle as
     the loaded library's; None where there is none."""
     import ctypes
+
     found = scipy_openblas()
     if found is None:
         return None
@@ -177,9 +192,12 @@ def cpu_setup(options):
     after this; OpenMP off, the convolution's GEMMs run one after the other on OpenBLAS'
     threads. Returns the settings applied, with THEANO_FLAGS by origin."""
     import theano
+
     if not theano.config.cxx:
-        raise RuntimeError("Theano found no C++ compiler (g++): without one it runs every op in "
-                           "Python, orders of magnitude slower; install g++ (apt-get install g++)")
+        raise RuntimeError(
+            "Theano found no C++ compiler (g++): without one it runs every op in "
+            "Python, orders of magnitude slower; install g++ (apt-get install g++)"
+        )
     threads = options["threads"] or len(os.sched_getaffinity(0))
     theano.config.openmp = bool(options["openmp"])  # read by each op when the graph is built
     os.environ["OMP_NUM_THREADS"] = str(threads)
@@ -189,11 +207,19 @@ def cpu_setup(options):
         blas.openblas_set_num_threads(threads)
         blas_threads = blas.openblas_get_num_threads()
     flags = applied()
-    return {"device": "cpu", "floatX": theano.config.floatX, "mode": theano.config.mode,
-            "openmp": theano.config.openmp, "omp_num_threads": threads,
-            "blas_threads": blas_threads, "blas_ldflags": theano.config.blas.ldflags,
-            "compiledir": theano.config.compiledir, "theano_flags": flags["theano_flags"],
-            "user_theano_flags": flags["user_theano_flags"], "python_scan": flags["python_scan"]}
+    return {
+        "device": "cpu",
+        "floatX": theano.config.floatX,
+        "mode": theano.config.mode,
+        "openmp": theano.config.openmp,
+        "omp_num_threads": threads,
+        "blas_threads": blas_threads,
+        "blas_ldflags": theano.config.blas.ldflags,
+        "compiledir": theano.config.compiledir,
+        "theano_flags": flags["theano_flags"],
+        "user_theano_flags": flags["user_theano_flags"],
+        "python_scan": flags["python_scan"],
+    }
 
 
 def peak_flops(size=2048):
@@ -210,4 +236,5 @@ def peak_flops(size=2048):
     def work(n):
         for _ in range(n):
             matmul()  # returns NumPy: the product is done
+
     return peak_rate(work, matmul_flops(size))

@@ -1,5 +1,6 @@
 """bench_theano: the three shims and THEANO_FLAGS, each checked in a fresh interpreter (the
 set-up must come before the first `import theano`, which happens once per process)."""
+
 import json
 import os
 import subprocess
@@ -38,8 +39,9 @@ def probe(theano_flags=None):
     env.pop("THEANO_FLAGS", None)
     if theano_flags is not None:
         env["THEANO_FLAGS"] = theano_flags
-    out = subprocess.run([sys.executable, "-c", PROBE], env=env, capture_output=True,
-                         text=True, timeout=600)
+    out = subprocess.run(
+        [sys.executable, "-c", PROBE], env=env, capture_output=True, text=True, timeout=600
+    )
     assert out.returncode == 0, out.stderr
     return json.loads(out.stdout.strip().splitlines()[-1])
 
@@ -73,18 +75,20 @@ def test_the_users_theano_flags_win_and_are_reported():
 
 
 def test_compose_flags_merges_under_the_user():
-    text, flags = bench_theano.compose_flags(" floatX=float64 ,,cxx=", [("floatX", "float32"),
-                                                                        ("device", "cpu")])
+    text, flags = bench_theano.compose_flags(
+        " floatX=float64 ,,cxx=", [("floatX", "float32"), ("device", "cpu")]
+    )
     assert text == "floatX=float64,device=cpu,cxx="
     assert flags["floatX"]["from"] == "user" and flags["device"]["from"] == "bench"
 
 
 def test_configure_refuses_to_come_after_theano():
     # a stand-in module: a real `import theano` here would compile into ~/.theano
-    code = ("import sys, types\nsys.modules['theano'] = types.ModuleType('theano')\n"
-            "import bench_theano\nbench_theano.configure()")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         timeout=600)
+    code = (
+        "import sys, types\nsys.modules['theano'] = types.ModuleType('theano')\n"
+        "import bench_theano\nbench_theano.configure()"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
     assert out.returncode != 0
     assert "theano was imported before" in out.stderr
 

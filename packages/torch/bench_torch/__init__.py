@@ -1,4 +1,5 @@
 """PyTorch for Rosetta Bench: capabilities, device and thread setup, and the device sync."""
+
 import os
 
 import torch
@@ -27,7 +28,8 @@ def setup(run):
         if not torch.cuda.is_available():
             raise NotImplementedError(
                 "device=gpu is not supported by torch %s: this build sees no CUDA device"
-                % torch.__version__)
+                % torch.__version__
+            )
         # a data-parallel rank takes the GPU LOCAL_RANK places after device.index
         local_rank = distributed.process(run)["local_rank"]
         _device = torch.device("cuda", run["device"]["index"] + local_rank)
@@ -80,8 +82,10 @@ def count_parameters(model):
 def memory_stats():
     if _device.type != "cuda":
         return None
-    return {"peak_allocated_bytes": torch.cuda.max_memory_allocated(_device),
-            "peak_reserved_bytes": torch.cuda.max_memory_reserved(_device)}
+    return {
+        "peak_allocated_bytes": torch.cuda.max_memory_allocated(_device),
+        "peak_reserved_bytes": torch.cuda.max_memory_reserved(_device),
+    }
 
 
 def peak_flops(precision):
@@ -102,18 +106,24 @@ def peak_flops(precision):
         def make_work(size):
             a = torch.randn(size, size, device=_device, dtype=dtype)
             b = torch.randn(size, size, device=_device, dtype=dtype)
-            pixels = a.t().reshape(1, size, 32, size // 32).contiguous(
-                memory_format=torch.channels_last)
+            pixels = (
+                a.t().reshape(1, size, 32, size // 32).contiguous(memory_format=torch.channels_last)
+            )
             kernel = b.t().reshape(size, size, 1, 1)
-            op = (lambda: torch.nn.functional.conv2d(pixels, kernel)) if convolution else \
-                (lambda: a @ b)
+            op = (
+                (lambda: torch.nn.functional.conv2d(pixels, kernel))
+                if convolution
+                else (lambda: a @ b)
+            )
 
             def work(n):
                 with torch.no_grad():
                     for _ in range(n):
                         op()
                 sync()
+
             return work
+
         return peak_matmul_rate(make_work)
 
     return max(products(False), products(True))
@@ -124,13 +134,16 @@ def int8_products(size):
     through oneDNN's qlinear, float32 out."""
     x = torch.randint(0, 256, (size, size), dtype=torch.uint8)
     packed = torch.ops.onednn.qlinear_prepack(
-        torch.randint(-127, 128, (size, size), dtype=torch.int8), [size, size])
+        torch.randint(-127, 128, (size, size), dtype=torch.int8), [size, size]
+    )
     scales, zero_points = torch.full((size,), 0.01), torch.zeros(size, dtype=torch.int64)
 
     def work(n):
         for _ in range(n):
-            torch.ops.onednn.qlinear_pointwise(x, 0.01, 0, packed, scales, zero_points, None,
-                                               1.0, 0, torch.float32, "none", [], "")
+            torch.ops.onednn.qlinear_pointwise(
+                x, 0.01, 0, packed, scales, zero_points, None, 1.0, 0, torch.float32, "none", [], ""
+            )
+
     return work
 
 
@@ -143,6 +156,7 @@ def join_process_group(run):
         return None
     backend = "nccl" if _device.type == "cuda" else "gloo"
     if not dist.is_initialized():
-        dist.init_process_group(backend, init_method="env://", rank=proc["rank"],
-                                world_size=proc["world_size"])
+        dist.init_process_group(
+            backend, init_method="env://", rank=proc["rank"], world_size=proc["world_size"]
+        )
     return {"backend": backend, "rank": dist.get_rank(), "world_size": dist.get_world_size()}

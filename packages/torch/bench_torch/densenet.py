@@ -2,6 +2,7 @@
 the 14 labels, Adam with the learning rate scaled by the device count, and
 DistributedDataParallel across the run's processes (gloo on a CPU, NCCL on GPUs; the process
 group is joined in bench_torch.setup, as torchrun's workers do), channels-last."""
+
 import collections
 import functools
 
@@ -50,18 +51,31 @@ class DenseBlock(nn.Module):
 
 class Transition(nn.Sequential):
     def __init__(self, cin, cout):
-        super().__init__(collections.OrderedDict([
-            ("bn", bn(cin)), ("relu", nn.ReLU(inplace=True)), ("conv", conv(cin, cout, 1)),
-            ("pool", nn.AvgPool2d(2, 2))]))
+        super().__init__(
+            collections.OrderedDict(
+                [
+                    ("bn", bn(cin)),
+                    ("relu", nn.ReLU(inplace=True)),
+                    ("conv", conv(cin, cout, 1)),
+                    ("pool", nn.AvgPool2d(2, 2)),
+                ]
+            )
+        )
 
 
 class DenseNet121(nn.Module):
     def __init__(self):
         super().__init__()
-        self.stem = nn.Sequential(collections.OrderedDict([
-            ("conv", conv(D.input_shape[0], D.stem_channels, D.stem_kernel, D.stem_stride)),
-            ("bn", bn(D.stem_channels)), ("relu", nn.ReLU(inplace=True)),
-            ("pool", nn.MaxPool2d(D.pool_kernel, D.pool_stride, D.pool_padding))]))
+        self.stem = nn.Sequential(
+            collections.OrderedDict(
+                [
+                    ("conv", conv(D.input_shape[0], D.stem_channels, D.stem_kernel, D.stem_stride)),
+                    ("bn", bn(D.stem_channels)),
+                    ("relu", nn.ReLU(inplace=True)),
+                    ("pool", nn.MaxPool2d(D.pool_kernel, D.pool_stride, D.pool_padding)),
+                ]
+            )
+        )
         c = D.stem_channels
         for b, layers in enumerate(D.block_layers, 1):
             setattr(self, "block%d" % b, DenseBlock(c, layers))
@@ -69,9 +83,16 @@ class DenseNet121(nn.Module):
             if b < len(D.block_layers):
                 setattr(self, "transition%d" % b, Transition(c, int(c * D.compression)))
                 c = int(c * D.compression)
-        self.final = nn.Sequential(collections.OrderedDict([
-            ("bn", bn(c)), ("relu", nn.ReLU(inplace=True)), ("pool", nn.AdaptiveAvgPool2d(1)),
-            ("flatten", nn.Flatten())]))
+        self.final = nn.Sequential(
+            collections.OrderedDict(
+                [
+                    ("bn", bn(c)),
+                    ("relu", nn.ReLU(inplace=True)),
+                    ("pool", nn.AdaptiveAvgPool2d(1)),
+                    ("flatten", nn.Flatten()),
+                ]
+            )
+        )
         self.classifier = nn.Linear(D.features, D.num_labels)  # logits; the loss has the sigmoid
         # SPEC's initialisers (spec.DenseNet121.init)
         for m in self.modules():
@@ -93,12 +114,22 @@ def build_model(run):
     world_size = run.get("devices", 1)
     adam = run["task"]["optimizer"]
     # SPEC: Adam at 1e-4 per device, the learning rate scaled linearly with the global batch
-    optimizer = functools.partial(optim.Adam, lr=adam["lr"] * world_size,
-                                  betas=(adam["beta1"], adam["beta2"]), eps=adam["eps"])
+    optimizer = functools.partial(
+        optim.Adam,
+        lr=adam["lr"] * world_size,
+        betas=(adam["beta1"], adam["beta2"]),
+        eps=adam["eps"],
+    )
     with torch.no_grad():
         net = DenseNet121()
-    model = loop.Model(run, net, optimizer, image_input=True,
-                         loss_fn=nn.BCEWithLogitsLoss(), label_dtype=torch.float32)
+    model = loop.Model(
+        run,
+        net,
+        optimizer,
+        image_input=True,
+        loss_fn=nn.BCEWithLogitsLoss(),
+        label_dtype=torch.float32,
+    )
     if world_size > 1:
         # gradients all-reduced in buckets during backward; rank 0's weights and batch-norm
         # statistics broadcast to every rank (at construction and before each forward)

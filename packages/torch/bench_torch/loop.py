@@ -1,4 +1,5 @@
 """The PyTorch training step, inference loop and int8 calibration that the task modules share."""
+
 import contextlib
 
 import numpy as np
@@ -10,8 +11,9 @@ from . import AUTOCAST_DTYPES, device
 class Model(object):
     """A network with what it runs with: loss, optimiser, precision and memory format."""
 
-    def __init__(self, run, net, optimizer=None, image_input=False, loss_fn=None,
-                 label_dtype=torch.long):
+    def __init__(
+        self, run, net, optimizer=None, image_input=False, loss_fn=None, label_dtype=torch.long
+    ):
         options = run["framework"]["options"]
         self.device = device()
         self.channels_last = bool(options["channels_last"]) and image_input
@@ -23,8 +25,7 @@ class Model(object):
         self.label_dtype = label_dtype
         self.dtype = AUTOCAST_DTYPES[run["precision"]]
         # fp16 gradients underflow without loss scaling; bf16 has fp32's exponent range
-        self.scaler = torch.amp.GradScaler(self.device.type,
-                                           enabled=self.dtype == torch.float16)
+        self.scaler = torch.amp.GradScaler(self.device.type, enabled=self.dtype == torch.float16)
         # torch.compile wraps the module; .net stays the plain module for weights and counts
         self.forward = torch.compile(self.net) if options["compile"] else self.net
         self.inference = self.forward  # what predict() calls (a data-parallel model: its module)
@@ -83,8 +84,9 @@ def calibrate(model, batches):
     from torchao.quantization.pt2e.quantizer import x86_inductor_quantizer as x86
 
     example = (model.to_input(batches[0]),)
-    exported = torch.export.export(model.net, example,
-                                   dynamic_shapes=({0: torch.export.Dim("batch")},)).module()
+    exported = torch.export.export(
+        model.net, example, dynamic_shapes=({0: torch.export.Dim("batch")},)
+    ).module()
     quantizer = x86.X86InductorQuantizer()
     quantizer.set_global(x86.get_default_x86_inductor_quantization_config())
     prepared = prepare_pt2e(exported, quantizer)

@@ -1,4 +1,5 @@
 """ResNet-50 v1 features the PyTorch way: explicit modules, eval + inference_mode, channels-last."""
+
 import collections
 
 from torch import nn
@@ -25,8 +26,9 @@ class Bottleneck(nn.Module):
         self.conv3, self.bn3 = conv(width, cout, 1), bn(cout)
         self.shortcut = None
         if stride != 1 or cin != cout:  # projection shortcut
-            self.shortcut = nn.Sequential(collections.OrderedDict(
-                [("conv", conv(cin, cout, 1, stride)), ("bn", bn(cout))]))
+            self.shortcut = nn.Sequential(
+                collections.OrderedDict([("conv", conv(cin, cout, 1, stride)), ("bn", bn(cout))])
+            )
         # one ReLU per use: PT2E's x86 quantizer (precision=int8) finds its conv-add-relu
         # patterns by module, and one module called three times is one partition to it
         self.relu1, self.relu2, self.relu3 = (nn.ReLU(inplace=True) for _ in range(3))
@@ -42,10 +44,16 @@ class ResNet50Features(nn.Module):
     def __init__(self):
         super().__init__()
         r, stem = ResNet50, ResNet50.stem_channels
-        self.stem = nn.Sequential(collections.OrderedDict([
-            ("conv", conv(r.input_shape[0], stem, r.stem_kernel, r.stem_stride)),
-            ("bn", bn(stem)), ("relu", nn.ReLU(inplace=True)),
-            ("pool", nn.MaxPool2d(r.pool_kernel, r.pool_stride, r.pool_padding))]))
+        self.stem = nn.Sequential(
+            collections.OrderedDict(
+                [
+                    ("conv", conv(r.input_shape[0], stem, r.stem_kernel, r.stem_stride)),
+                    ("bn", bn(stem)),
+                    ("relu", nn.ReLU(inplace=True)),
+                    ("pool", nn.MaxPool2d(r.pool_kernel, r.pool_stride, r.pool_padding)),
+                ]
+            )
+        )
         cin = stem
         for s, (blocks, width, cout, stride) in enumerate(ResNet50.stages, 1):
             stage = []

@@ -1,4 +1,5 @@
 """GRU sentiment classifier the PyTorch way: nn.Embedding + fused nn.GRU (cuDNN on GPU) + Adam."""
+
 import functools
 
 import torch
@@ -35,8 +36,9 @@ class GRUClassifier(nn.Module):
 
 def build_model(run):
     adam = run["task"]["optimizer"]
-    optimizer = functools.partial(optim.Adam, lr=adam["lr"], betas=(adam["beta1"], adam["beta2"]),
-                                  eps=adam["eps"])
+    optimizer = functools.partial(
+        optim.Adam, lr=adam["lr"], betas=(adam["beta1"], adam["beta2"]), eps=adam["eps"]
+    )
     with torch.no_grad():
         net = GRUClassifier()
     return loop.Model(run, net, optimizer)

@@ -6,6 +6,7 @@ PyTorch's GRU gate order is r, z, n like the neutral one; batch norm's gamma/bet
 weight/bias/running_mean/running_var. Loading, exporting and the completeness check are the
 runtime's (bench_shared.slots).
 """
+
 import collections
 import re
 
@@ -15,11 +16,21 @@ from bench_shared import slots as protocol
 from bench_shared import weights as neutral
 
 BATCH_NORM = {"gamma": "weight", "beta": "bias", "mean": "running_mean", "var": "running_var"}
-GRU = {"gru.input_weight": "gru.weight_ih_l0", "gru.recurrent_weight": "gru.weight_hh_l0",
-       "gru.input_bias": "gru.bias_ih_l0", "gru.recurrent_bias": "gru.bias_hh_l0"}
+GRU = {
+    "gru.input_weight": "gru.weight_ih_l0",
+    "gru.recurrent_weight": "gru.weight_hh_l0",
+    "gru.input_bias": "gru.bias_ih_l0",
+    "gru.recurrent_bias": "gru.bias_hh_l0",
+}
 # (in, out) in the neutral format, (out, in) in PyTorch
-TRANSPOSED = {"dense1.weight", "dense2.weight", "dense.weight", "gru.input_weight",
-              "gru.recurrent_weight", "classifier.weight"}
+TRANSPOSED = {
+    "dense1.weight",
+    "dense2.weight",
+    "dense.weight",
+    "gru.input_weight",
+    "gru.recurrent_weight",
+    "classifier.weight",
+}
 
 
 def torch_name(name):
@@ -34,7 +45,8 @@ def slots(task):
     """Neutral name -> the state-dict entry PyTorch's module naming gives it."""
     return collections.OrderedDict(
         (name, protocol.Slot.whole(torch_name(name), name in TRANSPOSED))
-        for name in neutral.layout(task))
+        for name in neutral.layout(task)
+    )
 
 
 def _read(tensor):
@@ -51,5 +63,9 @@ def tensors(model):
     batch-norm step counters, which the neutral format does not hold."""
     state = model.net.state_dict(keep_vars=True)
     return protocol.DictTensors(
-        collections.OrderedDict((k, v) for k, v in state.items()
-                                if not k.endswith("num_batches_tracked")), _read, _write)
+        collections.OrderedDict(
+            (k, v) for k, v in state.items() if not k.endswith("num_batches_tracked")
+        ),
+        _read,
+        _write,
+    )

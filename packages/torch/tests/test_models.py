@@ -1,6 +1,7 @@
 """What is PyTorch's own in its models: module structure, initialisers, channels-last, the GPU
 refusal. SPEC's counts and the equivalence with the NumPy reference are the shared
 conformance suite's (shared/tests/test_conformance.py)."""
+
 import numpy as np
 import pytest
 import torch
@@ -32,14 +33,18 @@ def test_resnet50_int8_is_pt2e_quantized_and_lowered_by_inductor():
     run = make_run("task=resnet50", "precision=int8")
     bench_torch.setup(run)
     model = resnet50.build_model(run)
-    slots.load_into(bench_torch, resnet50, "resnet50", model,
-                    weights.random_weights("resnet50", seed=0))
+    slots.load_into(
+        bench_torch, resnet50, "resnet50", model, weights.random_weights("resnet50", seed=0)
+    )
     x = reference.distinct_images(2, seed=1)
     fp32 = resnet50.predict(model, [x])
     model = resnet50.calibrate(model, [reference.distinct_images(2, seed=2)])
     graph = model.inference._orig_mod.graph  # torch.compile keeps the converted module
-    quantized = [n for n in graph.nodes if "quantize_per_channel" in str(n.target)
-                 or "quantize_per_tensor" in str(n.target)]
+    quantized = [
+        n
+        for n in graph.nodes
+        if "quantize_per_channel" in str(n.target) or "quantize_per_tensor" in str(n.target)
+    ]
     assert len(quantized) > 100
     error = reference.relative_error(resnet50.predict(model, [x]), fp32)
     assert 1e-3 < error < 0.3

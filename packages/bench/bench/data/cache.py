@@ -16,6 +16,7 @@ outright (SIGKILL: the OOM killer, Slurm after its grace period) cannot remove i
 the next preparation of the entry on the same host removes those whose process no longer runs
 (another host's are left alone: whether their owner runs cannot be told from here).
 """
+
 import contextlib
 import glob
 import hashlib
@@ -57,10 +58,13 @@ LOCK_TIMEOUT_S = 3600.0  # data.lock_timeout_s: how long a run waits for another
 def locked(path: Path, timeout_s=LOCK_TIMEOUT_S):
     """The lock of a cache entry or download (bench.files.locked) as a preparation
     waits for it: saying who holds it, giving up after data.lock_timeout_s."""
-    return files.locked(path, timeout_s,
-                        waiting=f"(preparing the same data; data.lock_timeout_s={timeout_s:g})",
-                        hint="data.lock_timeout_s sets how long a run waits; if that process "
-                             "no longer runs, delete the lock file")
+    return files.locked(
+        path,
+        timeout_s,
+        waiting=f"(preparing the same data; data.lock_timeout_s={timeout_s:g})",
+        hint="data.lock_timeout_s sets how long a run waits; if that process "
+        "no longer runs, delete the lock file",
+    )
 
 
 def digests(path: Path, algorithms=("sha256",)):
@@ -160,16 +164,19 @@ def _no_space_is_one_line(entry: Path):
     except (OSError, ValueError) as exc:
         if not files.no_space(exc):
             raise
-        raise DataError(f"no space left on {entry.parent} to prepare {entry.name}; free "
-                        f"space there, or set data.cache_dir (or BENCH_CACHE_DIR) to a file "
-                        f"system with room") from None
+        raise DataError(
+            f"no space left on {entry.parent} to prepare {entry.name}; free "
+            f"space there, or set data.cache_dir (or BENCH_CACHE_DIR) to a file "
+            f"system with room"
+        ) from None
 
 
 def _build(entry: Path, build, description, meta, in_place):
     """Run build into a temporary directory of entry's, write the manifest last, rename the
     directory to entry and return the manifest; the temporary is removed whatever happens."""
-    tmp = Path(tempfile.mkdtemp(prefix=f"{entry.name}.tmp-{_host()}-{os.getpid()}-",
-                                dir=entry.parent))
+    tmp = Path(
+        tempfile.mkdtemp(prefix=f"{entry.name}.tmp-{_host()}-{os.getpid()}-", dir=entry.parent)
+    )
     # mkdtemp makes it 0700: a shared cache (cluster users) must be readable by others
     os.chmod(tmp, files.umask_mode())
     try:
@@ -177,18 +184,26 @@ def _build(entry: Path, build, description, meta, in_place):
         records = {}
         for name, array in arrays.items():
             path = tmp / f"{name}.npy"
-            if (isinstance(array, np.memmap)
-                    and os.path.realpath(array.filename) == os.path.realpath(path)):
+            if isinstance(array, np.memmap) and os.path.realpath(
+                array.filename
+            ) == os.path.realpath(path):
                 array.flush()  # build wrote this file itself
             else:
                 np.save(path, array)
             stat = path.stat()
-            records[path.name] = {"size": stat.st_size, "mtime_ns": stat.st_mtime_ns,
-                                  **digests(path)}
-        manifest = {"description": description,
-                    "arrays": {name: {"shape": list(a.shape), "dtype": str(a.dtype)}
-                               for name, a in arrays.items()},
-                    "files": records, **(meta or {})}
+            records[path.name] = {
+                "size": stat.st_size,
+                "mtime_ns": stat.st_mtime_ns,
+                **digests(path),
+            }
+        manifest = {
+            "description": description,
+            "arrays": {
+                name: {"shape": list(a.shape), "dtype": str(a.dtype)} for name, a in arrays.items()
+            },
+            "files": records,
+            **(meta or {}),
+        }
         _write_manifest(tmp, manifest)
         if entry.exists():  # a stale entry without manifest: replace it
             shutil.rmtree(entry)
@@ -198,8 +213,15 @@ def _build(entry: Path, build, description, meta, in_place):
     return manifest
 
 
-def prepared(entry: Path, build, description, meta=None, verify=False,
-             lock_timeout_s=LOCK_TIMEOUT_S, in_place=False):
+def prepared(
+    entry: Path,
+    build,
+    description,
+    meta=None,
+    verify=False,
+    lock_timeout_s=LOCK_TIMEOUT_S,
+    in_place=False,
+):
     """Return entry's manifest, running build() -> {name: array} first if the entry is missing
     or altered. meta: a dict build may fill in (e.g. the download's source); it is added to
     the manifest. verify: re-hash every file instead of comparing size and mtime.
@@ -216,8 +238,10 @@ def prepared(entry: Path, build, description, meta=None, verify=False,
             problems = check(entry, manifest, verify)
             if not problems:
                 return manifest
-            say(f"cache entry {entry} was altered after it was prepared "
-                f"({'; '.join(problems)}): removing it and preparing it again")
+            say(
+                f"cache entry {entry} was altered after it was prepared "
+                f"({'; '.join(problems)}): removing it and preparing it again"
+            )
             shutil.rmtree(entry)
         _remove_stale_temporaries(entry)
         return _build(entry, build, description, meta, in_place)

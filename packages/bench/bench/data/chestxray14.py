@@ -24,6 +24,7 @@ Arrays: train_x/train_y, valid_x/valid_y, test_x/test_y. The images are written 
 straight into their .npy files in the cache entry (all 112,120 at 264 x 264 are 7.8 GB, never
 in memory at once).
 """
+
 import concurrent.futures
 import csv
 import hashlib
@@ -50,20 +51,26 @@ URL = "https://nihcc.app.box.com/v/ChestXray-NIHCC"
 MODES = ("L", "1", "P", "LA", "RGB", "RGBA")  # 8-bit modes that convert to grayscale as they are
 CHUNK_IMAGES = 256  # images resized in memory before they go to the memory map
 NAMES_SHOWN = 5
-GET_IT = (f"get ChestX-ray14 from {URL} (Data_Entry_2017.csv and images_001.tar.gz ... "
-          f"images_012.tar.gz, extracted)")
+GET_IT = (
+    f"get ChestX-ray14 from {URL} (Data_Entry_2017.csv and images_001.tar.gz ... "
+    f"images_012.tar.gz, extracted)"
+)
 
 
 def csv_path(directory) -> Path:
     """The CSV of a ChestX-ray14 directory; DataError when either is missing."""
     directory = Path(directory).expanduser()
     if not directory.is_dir():
-        raise DataError(f"data.chestxray14.directory={directory}: no such directory; "
-                        f"{GET_IT} and pass its directory")
+        raise DataError(
+            f"data.chestxray14.directory={directory}: no such directory; "
+            f"{GET_IT} and pass its directory"
+        )
     path = directory / CSV_NAME
     if not path.is_file():
-        raise DataError(f"data.chestxray14.directory={directory} has no {CSV_NAME} (NIH's "
-                        f"labels file, expected at its top level); {GET_IT}")
+        raise DataError(
+            f"data.chestxray14.directory={directory} has no {CSV_NAME} (NIH's "
+            f"labels file, expected at its top level); {GET_IT}"
+        )
     return path
 
 
@@ -85,8 +92,9 @@ def _rows(text, path: Path):
         except StopIteration:
             return
         except csv.Error as exc:
-            raise DataError(f"{path} is not NIH's {CSV_NAME}: line {reader.line_num}: "
-                            f"{exc}") from None
+            raise DataError(
+                f"{path} is not NIH's {CSV_NAME}: line {reader.line_num}: {exc}"
+            ) from None
         yield row
 
 
@@ -100,12 +108,15 @@ def read_entries(csv_bytes, path: Path):
     header = [name.strip() for name in next(rows, [])]
     missing = [name for name in COLUMNS if name not in header]
     if missing:
-        raise DataError(f"{path} is not NIH's {CSV_NAME}: it has no column "
-                        f"{', '.join(repr(m) for m in missing)} (its columns: "
-                        f"{', '.join(repr(h) for h in header) or 'none'}; expected "
-                        f"{', '.join(repr(c) for c in COLUMNS)}, ...)")
-    image_at, labels_at, patient_at = (header.index(c) for c in
-                                       ("Image Index", "Finding Labels", "Patient ID"))
+        raise DataError(
+            f"{path} is not NIH's {CSV_NAME}: it has no column "
+            f"{', '.join(repr(m) for m in missing)} (its columns: "
+            f"{', '.join(repr(h) for h in header) or 'none'}; expected "
+            f"{', '.join(repr(c) for c in COLUMNS)}, ...)"
+        )
+    image_at, labels_at, patient_at = (
+        header.index(c) for c in ("Image Index", "Finding Labels", "Patient ID")
+    )
     index = {label: i for i, label in enumerate(LABELS)}
     entries, seen = [], set()
     for line, row in enumerate(rows, start=2):
@@ -120,15 +131,18 @@ def read_entries(csv_bytes, path: Path):
         try:
             patient = int(row[patient_at])
         except ValueError:
-            raise DataError(f"{path}, line {line}: Patient ID {row[patient_at]!r} is not a "
-                            f"number") from None
+            raise DataError(
+                f"{path}, line {line}: Patient ID {row[patient_at]!r} is not a number"
+            ) from None
         hot = np.zeros(len(LABELS), np.float32)
         for label in (part.strip() for part in row[labels_at].split("|")):
             if label == NO_FINDING:
                 continue
             if label not in index:
-                raise DataError(f"{path}, line {line} ({image}): unknown finding {label!r}; "
-                                f"known: {', '.join(LABELS)} and {NO_FINDING!r}")
+                raise DataError(
+                    f"{path}, line {line} ({image}): unknown finding {label!r}; "
+                    f"known: {', '.join(LABELS)} and {NO_FINDING!r}"
+                )
             hot[index[label]] = 1
         entries.append((image, patient, hot))
     if not entries:
@@ -155,11 +169,13 @@ def split(entries, path):
     patients = sorted({patient for _, patient, _ in entries})
     sizes = split_sizes(len(patients))
     if min(sizes) < 1:
-        raise DataError(f"{path} lists {len(patients)} patients, too few for a 70/10/20 split "
-                        f"by patient (sizes {sizes})")
+        raise DataError(
+            f"{path} lists {len(patients)} patients, too few for a 70/10/20 split "
+            f"by patient (sizes {sizes})"
+        )
     where, start = {}, 0
     for name, count in zip(SPLITS, sizes):
-        where.update((patient, name) for patient in patients[start:start + count])
+        where.update((patient, name) for patient in patients[start : start + count])
         start += count
     rows = {name: [] for name in SPLITS}
     for row, (_, patient, _) in enumerate(entries):
@@ -180,16 +196,19 @@ def find_images(directory: Path, names, path):
         for name in wanted.intersection(files):
             file = Path(root) / name
             if name in found and os.path.realpath(found[name]) != os.path.realpath(file):
-                raise DataError(f"{name} is under {directory} twice: {found[name]} and {file}; "
-                                f"keep one copy of the images")
+                raise DataError(
+                    f"{name} is under {directory} twice: {found[name]} and {file}; "
+                    f"keep one copy of the images"
+                )
             found[name] = file
     missing = [name for name in names if name not in found]
     if missing:
-        shown = ", ".join(missing[:NAMES_SHOWN]) + (", ..." if len(missing) > NAMES_SHOWN
-                                                     else "")
-        raise DataError(f"{len(missing):,} of the {len(names):,} images {path.name} lists are "
-                        f"not under {directory} (searched by name in every folder): {shown}; "
-                        f"extract every images_*.tar.gz of {URL} there")
+        shown = ", ".join(missing[:NAMES_SHOWN]) + (", ..." if len(missing) > NAMES_SHOWN else "")
+        raise DataError(
+            f"{len(missing):,} of the {len(names):,} images {path.name} lists are "
+            f"not under {directory} (searched by name in every folder): {shown}; "
+            f"extract every images_*.tar.gz of {URL} there"
+        )
     return found
 
 
@@ -198,16 +217,17 @@ def load_image(file, size):
     try:
         with Image.open(file) as image:  # Pillow refuses images over its pixel limit
             if image.mode not in MODES:
-                raise DataError(f"{file}: a {image.mode} image; ChestX-ray14's are 8-bit "
-                                f"({', '.join(MODES)})")
+                raise DataError(
+                    f"{file}: a {image.mode} image; ChestX-ray14's are 8-bit ({', '.join(MODES)})"
+                )
             gray = image if image.mode == "L" else image.convert("L")
             small = gray.resize((size, size), Image.Resampling.BILINEAR)
     except Image.DecompressionBombError as exc:
-        raise DataError(f"{file} is not one of ChestX-ray14's images (1024 x 1024): {exc}") \
-            from None
+        raise DataError(
+            f"{file} is not one of ChestX-ray14's images (1024 x 1024): {exc}"
+        ) from None
     except (OSError, SyntaxError, ValueError) as exc:  # unreadable, cut or not an image
-        raise DataError(f"{file} is not a readable image ({type(exc).__name__}: {exc})") \
-            from None
+        raise DataError(f"{file} is not a readable image ({type(exc).__name__}: {exc})") from None
     return np.asarray(small, dtype=np.uint8)
 
 
@@ -230,12 +250,12 @@ def _write_images(target: Path, files, size, pool, progress):
     resident: 7.8 GB); returned memory-mapped, read-only."""
     shape = (len(files), size, size)
     with open(target, "wb") as out:
-        np.lib.format.write_array_header_1_0(out, {"descr": "|u1", "fortran_order": False,
-                                                   "shape": shape})
+        np.lib.format.write_array_header_1_0(
+            out, {"descr": "|u1", "fortran_order": False, "shape": shape}
+        )
         for start in range(0, len(files), CHUNK_IMAGES):
-            chunk = files[start:start + CHUNK_IMAGES]
-            out.write(np.stack(list(pool.map(load_image, chunk, [size] * len(chunk))))
-                      .tobytes())
+            chunk = files[start : start + CHUNK_IMAGES]
+            out.write(np.stack(list(pool.map(load_image, chunk, [size] * len(chunk)))).tobytes())
             progress.add(len(chunk))
     return np.load(target, mmap_mode="r")
 
@@ -244,8 +264,7 @@ def _threads():
     return max(1, min(8, len(os.sched_getaffinity(0))))  # decoding and resizing free the GIL
 
 
-def prepare(directory, entry: Path, size=SIZE, verify=False,
-            lock_timeout_s=cache.LOCK_TIMEOUT_S):
+def prepare(directory, entry: Path, size=SIZE, verify=False, lock_timeout_s=cache.LOCK_TIMEOUT_S):
     """The manifest of entry, a cache entry of the arrays (module docstring), prepared from
     directory first if it is missing or altered."""
     directory = Path(directory).expanduser()
@@ -257,25 +276,38 @@ def prepare(directory, entry: Path, size=SIZE, verify=False,
         entries = read_entries(csv_bytes, path)
         rows, patients = split(entries, path)
         files = find_images(directory, [image for image, _, _ in entries], path)
-        cache.say(f"ChestX-ray14: resizing {len(entries):,} images of {directory} to "
-                  f"{size}x{size} once, into {entry}")
+        cache.say(
+            f"ChestX-ray14: resizing {len(entries):,} images of {directory} to "
+            f"{size}x{size} once, into {entry}"
+        )
         progress = _Progress(len(entries))
         arrays = {}
         with concurrent.futures.ThreadPoolExecutor(_threads()) as pool:
             for name in SPLITS:
                 arrays[name + "_x"] = _write_images(
-                    tmp / f"{name}_x.npy", [files[entries[r][0]] for r in rows[name]], size,
-                    pool, progress)
+                    tmp / f"{name}_x.npy",
+                    [files[entries[r][0]] for r in rows[name]],
+                    size,
+                    pool,
+                    progress,
+                )
                 arrays[name + "_y"] = np.stack([entries[r][2] for r in rows[name]])
         meta.update(
-            source={"directory": str(directory), "csv": CSV_NAME, "url": URL,
-                    "csv_sha256": hashlib.sha256(csv_bytes).hexdigest()},
+            source={
+                "directory": str(directory),
+                "csv": CSV_NAME,
+                "url": URL,
+                "csv_sha256": hashlib.sha256(csv_bytes).hexdigest(),
+            },
             labels=list(LABELS),
-            split={name: {"patients": patients[name], "images": len(rows[name])}
-                   for name in SPLITS},
-            preprocessing=f"grayscale uint8, resized to {size}x{size} (Pillow bilinear)")
+            split={
+                name: {"patients": patients[name], "images": len(rows[name])} for name in SPLITS
+            },
+            preprocessing=f"grayscale uint8, resized to {size}x{size} (Pillow bilinear)",
+        )
         return arrays
 
     description = f"ChestX-ray14 ({directory / CSV_NAME}, {size}x{size} grayscale)"
-    return cache.prepared(entry, build, description, meta, verify=verify,
-                          lock_timeout_s=lock_timeout_s, in_place=True)
+    return cache.prepared(
+        entry, build, description, meta, verify=verify, lock_timeout_s=lock_timeout_s, in_place=True
+    )

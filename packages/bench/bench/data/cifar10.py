@@ -6,6 +6,7 @@ become what the workers memory-map: x float32 NCHW (pixels / 255, no mean subtra
 y int64. A CIFAR row is 1,024 red, then green, then blue values in row-major order, so it
 reshapes to (3, 32, 32) as it is.
 """
+
 import pickle
 import tarfile
 import zlib
@@ -33,11 +34,16 @@ def _batch(handle, name):
         raise ValueError(f"{name} is not a CIFAR-10 batch (no data and labels)")
     data = batch[b"data"]
     labels = np.asarray(batch[b"labels"], dtype=np.int64)
-    if not (isinstance(data, np.ndarray) and data.dtype == np.uint8 and data.ndim == 2
-            and data.shape[1] == PIXELS):
+    if not (
+        isinstance(data, np.ndarray)
+        and data.dtype == np.uint8
+        and data.ndim == 2
+        and data.shape[1] == PIXELS
+    ):
         raise ValueError(f"{name}: data is not uint8 (N, {PIXELS})")
-    if labels.shape != (len(data),) or (len(labels) and not
-                                        (0 <= labels.min() and labels.max() < CNN.num_classes)):
+    if labels.shape != (len(data),) or (
+        len(labels) and not (0 <= labels.min() and labels.max() < CNN.num_classes)
+    ):
         raise ValueError(f"{name}: labels are not {len(data)} classes in 0..{CNN.num_classes - 1}")
     return data, labels
 
@@ -47,7 +53,7 @@ def _arrays(batches):
     x = np.empty((n,) + CNN.input_shape, np.float32)
     start = 0
     for data, _ in batches:
-        view = x[start:start + len(data)]
+        view = x[start : start + len(data)]
         np.divide(data.reshape(view.shape), np.float32(255), out=view, dtype=np.float32)
         start += len(data)
     return x, np.concatenate([labels for _, labels in batches])
@@ -70,10 +76,20 @@ def read(path):
         missing = sorted(wanted - set(found))
         if missing:
             raise ValueError(f"missing {', '.join(missing)}")
-    except (tarfile.TarError, pickle.UnpicklingError, EOFError, OSError, zlib.error,
-            ValueError, TypeError, KeyError, AttributeError) as exc:
-        raise DataError(f"{path} is not a valid CIFAR-10 archive "
-                        f"({type(exc).__name__}: {exc})") from None
+    except (
+        tarfile.TarError,
+        pickle.UnpicklingError,
+        EOFError,
+        OSError,
+        zlib.error,
+        ValueError,
+        TypeError,
+        KeyError,
+        AttributeError,
+    ) as exc:
+        raise DataError(
+            f"{path} is not a valid CIFAR-10 archive ({type(exc).__name__}: {exc})"
+        ) from None
     arrays = {}
     for split, names in SPLITS.items():
         arrays[split + "_x"], arrays[split + "_y"] = _arrays([found[FOLDER + n] for n in names])

@@ -7,6 +7,7 @@ half-written or wrong archive. A dropped connection is resumed with an HTTP Rang
 (or restarted, if the server ignores Range); a checksum mismatch deletes the download and
 tries the next mirror. A good archive already in the cache is never touched by a failed one.
 """
+
 import http.client
 import os
 import sys
@@ -39,8 +40,10 @@ class Truncated(Exception):
 def expected_checksums(source):
     wanted = {name: getattr(source, name).lower() for name in CHECKSUMS if getattr(source, name)}
     if not wanted:
-        raise DataError(f"{source.filename}: no checksum configured; set its sha256 or md5 "
-                        "(bench caches only verified archives)")
+        raise DataError(
+            f"{source.filename}: no checksum configured; set its sha256 or md5 "
+            "(bench caches only verified archives)"
+        )
     return wanted
 
 
@@ -114,13 +117,15 @@ def _download(url, part, source, timeout_s, attempts):
         if offset:
             headers["Range"] = f"bytes={offset}-"
         try:
-            with urllib.request.urlopen(urllib.request.Request(url, headers=headers),
-                                        timeout=timeout_s) as response:
+            with urllib.request.urlopen(
+                urllib.request.Request(url, headers=headers), timeout=timeout_s
+            ) as response:
                 responded = True
                 start, total = _extent(response, offset)
                 if source.size is not None and total is not None and total != source.size:
-                    raise MirrorFailed(f"the server offers {total:,} bytes, "
-                                       f"expected {source.size:,}")
+                    raise MirrorFailed(
+                        f"the server offers {total:,} bytes, expected {source.size:,}"
+                    )
                 pieced = pieced or start > 0
                 _copy(response, part, start, total, source.filename, url)
             return pieced
@@ -160,8 +165,15 @@ def _copy(response, part, start, total, filename, url):
     else:
         cache.say(f"downloading {filename} from {url}")
     view = ProgressView(sys.stderr)
-    view.handle({"event": "phase", "phase": f"download {filename}", "total": total,
-                 "unit": "B", "unit_scale": True})
+    view.handle(
+        {
+            "event": "phase",
+            "phase": f"download {filename}",
+            "total": total,
+            "unit": "B",
+            "unit_scale": True,
+        }
+    )
     began, done = time.monotonic(), start
     try:
         with open(part, "ab" if start else "wb") as out:

@@ -4,6 +4,7 @@ imdb.npz holds pickled object arrays, so it is read here, by the orchestrator, a
 its checksum matched, by a restricted unpickler that admits numpy arrays and plain lists of
 ints (what the real file holds) and nothing else; the workers get plain int arrays.
 """
+
 import pickle
 import zipfile
 
@@ -23,11 +24,12 @@ def preprocess(reviews, seq_len=RNN.seq_len, vocab_size=RNN.vocab_size):
     keep the *last* seq_len tokens, zero-pad at the *front* (the last step is a real token)."""
     out = np.full((len(reviews), seq_len), RNN.pad_index, dtype=np.int32)
     for i, review in enumerate(reviews):
-        tokens = np.concatenate([[RNN.start_index],
-                                 np.asarray(review, dtype=np.int64) + RNN.index_from])
+        tokens = np.concatenate(
+            [[RNN.start_index], np.asarray(review, dtype=np.int64) + RNN.index_from]
+        )
         tokens[tokens >= vocab_size] = RNN.oov_index
         tokens = tokens[-seq_len:]
-        out[i, seq_len - len(tokens):] = tokens
+        out[i, seq_len - len(tokens) :] = tokens
     return out
 
 
@@ -35,8 +37,11 @@ def _read_npy(handle, key):
     """One .npy: a plain array as numpy reads it, an object array through the restricted
     unpickler, which must give a 1-d array of lists of ints (the reviews)."""
     version = np.lib.format.read_magic(handle)
-    header = (np.lib.format.read_array_header_1_0 if version == (1, 0)
-              else np.lib.format.read_array_header_2_0)(handle)
+    header = (
+        np.lib.format.read_array_header_1_0
+        if version == (1, 0)
+        else np.lib.format.read_array_header_2_0
+    )(handle)
     shape, fortran_order, dtype = header
     if not dtype.hasobject:
         count = int(np.prod(shape))
@@ -79,8 +84,16 @@ def read(path):
             rng.shuffle(order)
             arrays[split + "_x"] = preprocess(x[order])
             arrays[split + "_y"] = y[order].astype(np.int64)
-    except (zipfile.BadZipFile, KeyError, OSError, EOFError, ValueError, TypeError,
-            pickle.UnpicklingError) as exc:
-        raise DataError(f"{path} is not a valid IMDB archive "
-                        f"({type(exc).__name__}: {exc})") from None
+    except (
+        zipfile.BadZipFile,
+        KeyError,
+        OSError,
+        EOFError,
+        ValueError,
+        TypeError,
+        pickle.UnpicklingError,
+    ) as exc:
+        raise DataError(
+            f"{path} is not a valid IMDB archive ({type(exc).__name__}: {exc})"
+        ) from None
     return arrays

@@ -13,6 +13,7 @@ of the user's Data_Entry_2017.csv, the stored image size and the version: SPEC's
 224 crop, in proportion for a smaller task.image_size (bench.data.synthetic.stored_size), so
 entries of different sizes never share a directory.
 """
+
 from pathlib import Path
 
 from ..errors import DataError
@@ -33,20 +34,23 @@ def _local(path, source, dataset, option):
     """option: the setting that named path (data.archive or data.<dataset>.archive)."""
     path = Path(path).expanduser()
     if not path.is_file():
-        raise DataError(f"{option}={path}: no such file (expected {source.filename} "
-                        f"for {dataset})")
+        raise DataError(f"{option}={path}: no such file (expected {source.filename} for {dataset})")
     try:
         return path, dict(download.verify(path, source), archive=str(path))
     except download.Mismatch as exc:
-        raise DataError(f"{option}={path} is not {source.filename} as configured for "
-                        f"{dataset} ({exc}); pass the original {source.filename}") from None
+        raise DataError(
+            f"{option}={path} is not {source.filename} as configured for "
+            f"{dataset} ({exc}); pass the original {source.filename}"
+        ) from None
 
 
 def _advice(task_name, dataset, source):
-    return (f" Download it on a machine with internet and pass "
-            f"data.archive=/path/to/{source.filename}, or run `python -m bench prepare "
-            f"task={task_name} data=real` there with BENCH_CACHE_DIR on a shared file system "
-            f"(or copy that cache directory here); mirrors go in data.{dataset}.urls.")
+    return (
+        f" Download it on a machine with internet and pass "
+        f"data.archive=/path/to/{source.filename}, or run `python -m bench prepare "
+        f"task={task_name} data=real` there with BENCH_CACHE_DIR on a shared file system "
+        f"(or copy that cache directory here); mirrors go in data.{dataset}.urls."
+    )
 
 
 def _chestxray14(data, size):
@@ -54,17 +58,25 @@ def _chestxray14(data, size):
     archive, no checksum, no download."""
     directory = data.chestxray14.directory
     if not directory:
-        raise DataError(f"ChestX-ray14 is never downloaded automatically (45 GB): "
-                        f"{chestxray14.GET_IT} and pass data.chestxray14.directory=/path/to/it "
-                        f"(the folder of {chestxray14.CSV_NAME})")
+        raise DataError(
+            f"ChestX-ray14 is never downloaded automatically (45 GB): "
+            f"{chestxray14.GET_IT} and pass data.chestxray14.directory=/path/to/it "
+            f"(the folder of {chestxray14.CSV_NAME})"
+        )
     if data.archive:
-        raise DataError(f"data.archive={data.archive}: ChestX-ray14 is a directory, not an "
-                        f"archive; pass data.chestxray14.directory=/path/to/it")
+        raise DataError(
+            f"data.archive={data.archive}: ChestX-ray14 is a directory, not an "
+            f"archive; pass data.chestxray14.directory=/path/to/it"
+        )
     digest = chestxray14.fingerprint(directory, size, PREPARATION)
-    entry = (cache.cache_root(data.cache_dir) / "real" /
-             f"chestxray14-{PREPARATION}-{size}-{digest[:16]}")
-    return entry, chestxray14.prepare(directory, entry, size, verify=data.verify,
-                                      lock_timeout_s=data.lock_timeout_s)
+    entry = (
+        cache.cache_root(data.cache_dir)
+        / "real"
+        / f"chestxray14-{PREPARATION}-{size}-{digest[:16]}"
+    )
+    return entry, chestxray14.prepare(
+        directory, entry, size, verify=data.verify, lock_timeout_s=data.lock_timeout_s
+    )
 
 
 def prepare(task_name, dataset, data, side=None):
@@ -74,11 +86,14 @@ def prepare(task_name, dataset, data, side=None):
     if dataset in DIRECTORIES:
         return _chestxray14(data, side or chestxray14.SIZE)
     if dataset not in READERS:
-        raise DataError(f"data=real has no dataset {dataset!r}; known: "
-                        f"{', '.join((*READERS, *DIRECTORIES))}")
+        raise DataError(
+            f"data=real has no dataset {dataset!r}; known: {', '.join((*READERS, *DIRECTORIES))}"
+        )
     if data.attempts < 1 or data.timeout_s <= 0:
-        raise DataError(f"data.attempts ({data.attempts}) must be at least 1 and "
-                        f"data.timeout_s ({data.timeout_s}) positive")
+        raise DataError(
+            f"data.attempts ({data.attempts}) must be at least 1 and "
+            f"data.timeout_s ({data.timeout_s}) positive"
+        )
     source = getattr(data, dataset)
     checksum = _checksum(source)
     root = cache.cache_root(data.cache_dir)
@@ -92,8 +107,13 @@ def prepare(task_name, dataset, data, side=None):
             path, info = _local(archive, source, dataset, option)
         else:
             try:
-                path, info = download.fetch(source, root / "downloads" / checksum[:16],
-                                            data.timeout_s, data.attempts, data.lock_timeout_s)
+                path, info = download.fetch(
+                    source,
+                    root / "downloads" / checksum[:16],
+                    data.timeout_s,
+                    data.attempts,
+                    data.lock_timeout_s,
+                )
             except DataError as exc:
                 raise DataError(str(exc) + _advice(task_name, dataset, source)) from None
         try:
@@ -102,11 +122,14 @@ def prepare(task_name, dataset, data, side=None):
             if archive:
                 raise
             path.unlink(missing_ok=True)  # its checksum matched the config, yet it is unusable
-            raise DataError(f"{exc}; the download was deleted. Check the configured checksum "
-                            f"of {source.filename} (data.{dataset}.sha256/md5)") from None
+            raise DataError(
+                f"{exc}; the download was deleted. Check the configured checksum "
+                f"of {source.filename} (data.{dataset}.sha256/md5)"
+            ) from None
         meta["source"] = dict(info, filename=source.filename)
         return arrays
 
     description = f"{NAMES[dataset]} ({source.filename}, {checksum})"
-    return entry, cache.prepared(entry, build, description, meta, verify=data.verify,
-                                 lock_timeout_s=data.lock_timeout_s)
+    return entry, cache.prepared(
+        entry, build, description, meta, verify=data.verify, lock_timeout_s=data.lock_timeout_s
+    )

@@ -9,6 +9,7 @@ are flipped); one that does not learn stays at chance. v4 made the class signal 
 to be learned in 32 steps of batch 64 (CNN: 0.74-0.93 across the 12 frameworks; GRU: 0.81-0.94),
 so that the tests' runs need a third of v3's steps; v3's CNN needed ~96.
 """
+
 import numpy as np
 
 from bench_shared.spec import CNN, RNN, DenseNet121, ResNet50
@@ -41,11 +42,11 @@ def cifar10(num_train, num_test, seed):
         y = balanced_labels(rng, n, CNN.num_classes)
         x = np.empty((n, c, h, w), np.float32)
         for start in range(0, n, CHUNK):
-            yc = y[start:start + CHUNK]
+            yc = y[start : start + CHUNK]
             contrast = rng.uniform(0.3, 1.2, (len(yc), 1, 1, 1)).astype(np.float32)
             brightness = rng.uniform(0.35, 0.65, (len(yc), 1, 1, 1)).astype(np.float32)
             noise = rng.standard_normal((len(yc), c, h, w), dtype=np.float32)
-            x[start:start + CHUNK] = brightness + 0.4 * contrast * patterns[yc] + 0.25 * noise
+            x[start : start + CHUNK] = brightness + 0.4 * contrast * patterns[yc] + 0.25 * noise
         np.clip(x, 0.0, 1.0, out=x)  # pixels in [0, 1] like CIFAR /255
         return x, flip_labels(rng, y, CNN.num_classes)
 
@@ -86,8 +87,9 @@ def images224(num_images, seed):
     rng = np.random.default_rng([seed, 224])
     x = np.empty((num_images,) + ResNet50.input_shape, np.float32)
     for start in range(0, num_images, 256):
-        x[start:start + 256] = rng.standard_normal((min(256, num_images - start),)
-                                                   + ResNet50.input_shape, dtype=np.float32)
+        x[start : start + 256] = rng.standard_normal(
+            (min(256, num_images - start),) + ResNet50.input_shape, dtype=np.float32
+        )
     return {"images_x": x}
 
 
@@ -109,19 +111,27 @@ def chestxray_like(num_train, num_test, seed, image_size):
     grid = np.arange(side, dtype=np.float32)
     centres = rng.uniform(0.2 * side, 0.8 * side, (labels, 2)).astype(np.float32)
     sigma = side / 12.0
-    blobs = np.exp(-((grid[None, :, None] - centres[:, 0, None, None]) ** 2
-                     + (grid[None, None, :] - centres[:, 1, None, None]) ** 2)
-                   / (2 * sigma ** 2)).reshape(labels, -1).astype(np.float32)
+    blobs = (
+        np.exp(
+            -(
+                (grid[None, :, None] - centres[:, 0, None, None]) ** 2
+                + (grid[None, None, :] - centres[:, 1, None, None]) ** 2
+            )
+            / (2 * sigma**2)
+        )
+        .reshape(labels, -1)
+        .astype(np.float32)
+    )
 
     def split(n):
         y = (rng.random((n, labels)) < 0.15).astype(np.float32)
         x = np.empty((n, side, side), np.uint8)
         for start in range(0, n, CHUNK // 8):
-            yc = y[start:start + CHUNK // 8]
+            yc = y[start : start + CHUNK // 8]
             strength = yc * rng.uniform(40.0, 90.0, yc.shape).astype(np.float32)
             image = 100.0 + (strength @ blobs).reshape(-1, side, side)
             image += 20.0 * rng.standard_normal(image.shape, dtype=np.float32)
-            x[start:start + CHUNK // 8] = np.clip(image, 0, 255).astype(np.uint8)
+            x[start : start + CHUNK // 8] = np.clip(image, 0, 255).astype(np.uint8)
         flip = rng.random(y.shape) < 0.05
         return x, np.where(flip, 1.0 - y, y).astype(np.float32)
 

@@ -14,6 +14,7 @@ the same group, pooled; left out (not flagged) when the others have fewer than t
 Its own seeds are left out of the pool because a mean always lies within a range that holds
 the values it is the mean of.
 """
+
 import csv
 import statistics
 from dataclasses import dataclass, field
@@ -52,8 +53,10 @@ class Entry:
 
     def __post_init__(self):
         ok = [r for r in self.runs if r.status == "ok" and r.accuracy is not None]
-        self.values = {"accuracy": [r.accuracy for r in ok],
-                       "loss": [v for v in map(final_loss, ok) if v is not None]}
+        self.values = {
+            "accuracy": [r.accuracy for r in ok],
+            "loss": [v for v in map(final_loss, ok) if v is not None],
+        }
         self.seeds = sorted({r.result["config"].get("seed") for r in ok}, key=str)
         self.not_ok = len(self.runs) - len(ok)
 
@@ -92,8 +95,9 @@ class Group:
     def judge(self):
         for entry in self.entries:
             for metric in METRICS:
-                pool = [v for other in self.entries if other is not entry
-                        for v in other.values[metric]]
+                pool = [
+                    v for other in self.entries if other is not entry for v in other.values[metric]
+                ]
                 mean = entry.mean(metric)
                 if mean is not None and len(pool) >= 2:
                     entry.outside[metric] = not min(pool) <= mean <= max(pool)
@@ -113,8 +117,11 @@ def groups(grid: Grid):
             continue
         entry = Entry(c.row, c.task, c.column, init_mode(c.first), c.runs)
         found.setdefault((c.task, c.column, entry.init), []).append(entry)
-    found = {key: entries for key, entries in found.items()
-             if len({e.runs[0].framework for e in entries if e.values["accuracy"]}) > 1}
+    found = {
+        key: entries
+        for key, entries in found.items()
+        if len({e.runs[0].framework for e in entries if e.values["accuracy"]}) > 1
+    }
     if not any(len(e.seeds) > 1 for entries in found.values() for e in entries):
         return []
     result = []
@@ -152,14 +159,18 @@ def _ratio(across, noise):
     return f"{across / noise:.1f}×"
 
 
-NEUTRAL = (" init=neutral: every framework starts from the same NumPy-drawn weights on the "
-           "same batch order; dropout masks stay each framework's own.")
-LEGEND = ("Final test accuracy and final training loss (the last epoch's mean) per framework: "
-          "mean and range (min – max) over seeds. Outside: the framework's mean lies outside "
-          "the pooled range of every seed of the other frameworks in the same table (its own "
-          "seeds left out; not judged when the others have fewer than two runs). Across "
-          "frameworks: max – min of the frameworks' means; seed noise: the median over "
-          "frameworks of their own range over seeds.")
+NEUTRAL = (
+    " init=neutral: every framework starts from the same NumPy-drawn weights on the "
+    "same batch order; dropout masks stay each framework's own."
+)
+LEGEND = (
+    "Final test accuracy and final training loss (the last epoch's mean) per framework: "
+    "mean and range (min – max) over seeds. Outside: the framework's mean lies outside "
+    "the pooled range of every seed of the other frameworks in the same table (its own "
+    "seeds left out; not judged when the others have fewer than two runs). Across "
+    "frameworks: max – min of the frameworks' means; seed noise: the median over "
+    "frameworks of their own range over seeds."
+)
 
 
 def markdown(found, heading=True, shared=None) -> str:
@@ -181,32 +192,87 @@ def markdown(found, heading=True, shared=None) -> str:
             text += "Accuracy here: the mean ROC-AUC over the 14 labels.\n\n"
         rows = []
         for e in g.entries:
-            seeds = str(len(e.values["accuracy"])) + (f" ({e.not_ok} not ok)" if e.not_ok
-                                                      else "")
-            rows.append([e.row, seeds, _accuracy(e.mean("accuracy")),
-                         _range(e, "accuracy", _accuracy), _loss(e.mean("loss")),
-                         _range(e, "loss", _loss),
-                         ", ".join(m for m in METRICS if e.outside.get(m))])
-        text += markdown_table(["framework", "seeds", "accuracy mean", "accuracy min – max",
-                                "final loss mean", "final loss min – max", "outside"],
-                               rows) + "\n"
-        summary.append([f"{_where(g)}, init={g.init}", str(len(g.entries)),
-                        _points(g.across("accuracy")), _points(g.seed_noise("accuracy")),
-                        _ratio(g.across("accuracy"), g.seed_noise("accuracy")),
-                        _loss(g.across("loss")), _loss(g.seed_noise("loss")),
-                        _ratio(g.across("loss"), g.seed_noise("loss")),
-                        ", ".join(f"{row} ({metric})" for row, metric in g.flagged) or "none"])
-    text += "\n### Across frameworks against the seed noise\n\n" + markdown_table(
-        ["task", "frameworks", "accuracy across frameworks", "accuracy seed noise",
-         "accuracy ratio", "loss across frameworks", "loss seed noise", "loss ratio", "outside"],
-        summary) + "\n"
+            seeds = str(len(e.values["accuracy"])) + (f" ({e.not_ok} not ok)" if e.not_ok else "")
+            rows.append(
+                [
+                    e.row,
+                    seeds,
+                    _accuracy(e.mean("accuracy")),
+                    _range(e, "accuracy", _accuracy),
+                    _loss(e.mean("loss")),
+                    _range(e, "loss", _loss),
+                    ", ".join(m for m in METRICS if e.outside.get(m)),
+                ]
+            )
+        text += (
+            markdown_table(
+                [
+                    "framework",
+                    "seeds",
+                    "accuracy mean",
+                    "accuracy min – max",
+                    "final loss mean",
+                    "final loss min – max",
+                    "outside",
+                ],
+                rows,
+            )
+            + "\n"
+        )
+        summary.append(
+            [
+                f"{_where(g)}, init={g.init}",
+                str(len(g.entries)),
+                _points(g.across("accuracy")),
+                _points(g.seed_noise("accuracy")),
+                _ratio(g.across("accuracy"), g.seed_noise("accuracy")),
+                _loss(g.across("loss")),
+                _loss(g.seed_noise("loss")),
+                _ratio(g.across("loss"), g.seed_noise("loss")),
+                ", ".join(f"{row} ({metric})" for row, metric in g.flagged) or "none",
+            ]
+        )
+    text += (
+        "\n### Across frameworks against the seed noise\n\n"
+        + markdown_table(
+            [
+                "task",
+                "frameworks",
+                "accuracy across frameworks",
+                "accuracy seed noise",
+                "accuracy ratio",
+                "loss across frameworks",
+                "loss seed noise",
+                "loss ratio",
+                "outside",
+            ],
+            summary,
+        )
+        + "\n"
+    )
     return text
 
 
-CSV_FIELDS = ["task", "column", "init", "framework", "seeds", "not_ok", "accuracy_mean",
-              "accuracy_min", "accuracy_max", "loss_mean", "loss_min", "loss_max",
-              "accuracy_outside", "loss_outside", "accuracy_across_frameworks",
-              "accuracy_seed_noise", "loss_across_frameworks", "loss_seed_noise"]
+CSV_FIELDS = [
+    "task",
+    "column",
+    "init",
+    "framework",
+    "seeds",
+    "not_ok",
+    "accuracy_mean",
+    "accuracy_min",
+    "accuracy_max",
+    "loss_mean",
+    "loss_min",
+    "loss_max",
+    "accuracy_outside",
+    "loss_outside",
+    "accuracy_across_frameworks",
+    "accuracy_seed_noise",
+    "loss_across_frameworks",
+    "loss_seed_noise",
+]
 
 
 def write_csv(found, path: Path):
@@ -217,15 +283,26 @@ def write_csv(found, path: Path):
         writer.writeheader()
         for g in found:
             for e in g.entries:
-                row = {"task": g.task, "column": g.column, "init": g.init, "framework": e.row,
-                       "seeds": len(e.values["accuracy"]), "not_ok": e.not_ok,
-                       "accuracy_across_frameworks": g.across("accuracy"),
-                       "accuracy_seed_noise": g.seed_noise("accuracy"),
-                       "loss_across_frameworks": g.across("loss"),
-                       "loss_seed_noise": g.seed_noise("loss")}
+                row = {
+                    "task": g.task,
+                    "column": g.column,
+                    "init": g.init,
+                    "framework": e.row,
+                    "seeds": len(e.values["accuracy"]),
+                    "not_ok": e.not_ok,
+                    "accuracy_across_frameworks": g.across("accuracy"),
+                    "accuracy_seed_noise": g.seed_noise("accuracy"),
+                    "loss_across_frameworks": g.across("loss"),
+                    "loss_seed_noise": g.seed_noise("loss"),
+                }
                 for metric in METRICS:
                     low, high = e.range(metric)
-                    row.update({f"{metric}_mean": e.mean(metric), f"{metric}_min": low,
-                                f"{metric}_max": high,
-                                f"{metric}_outside": e.outside.get(metric)})
+                    row.update(
+                        {
+                            f"{metric}_mean": e.mean(metric),
+                            f"{metric}_min": low,
+                            f"{metric}_max": high,
+                            f"{metric}_outside": e.outside.get(metric),
+                        }
+                    )
                 writer.writerow({k: "" if v is None else v for k, v in row.items()})

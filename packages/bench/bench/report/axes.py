@@ -10,6 +10,7 @@ themselves recorded it (a run whose command line did not set the option ran its 
 tweaks of conf/task_framework included), else conf/framework/<fw>.yaml's `options` with
 conf/task_framework/<task>_<fw>.yaml's `framework.options` over them.
 """
+
 import functools
 import json
 from dataclasses import dataclass
@@ -77,12 +78,18 @@ def _key(run, drop, composed=False):
     `composed`: from the composed config (a tuned run without its profile's values)."""
     if composed:
         flat = record.flatten(run.result["config"])
-        items = ((k, json.dumps(v, sort_keys=True)) for k, v in flat.items()
-                 if not matches(k, INCIDENTAL))
+        items = (
+            (k, json.dumps(v, sort_keys=True))
+            for k, v in flat.items()
+            if not matches(k, INCIDENTAL)
+        )
     else:
         items = run.identity
-    return (tuple(sorted((k, v) for k, v in items if not matches(k, drop))), run.hardware,
-            run.hostname)
+    return (
+        tuple(sorted((k, v) for k, v in items if not matches(k, drop))),
+        run.hardware,
+        run.hostname,
+    )
 
 
 @functools.cache
@@ -91,9 +98,10 @@ def _declared_options(framework, task):
     ({} where the framework has no config here)."""
     conf = Path(conf_dir())
     options = {}
-    for path, keys in ((conf / "framework" / f"{framework}.yaml", ("options",)),
-                       (conf / "task_framework" / f"{task}_{framework}.yaml",
-                        ("framework", "options"))):
+    for path, keys in (
+        (conf / "framework" / f"{framework}.yaml", ("options",)),
+        (conf / "task_framework" / f"{task}_{framework}.yaml", ("framework", "options")),
+    ):
         if not path.is_file():
             continue
         node = OmegaConf.to_container(OmegaConf.load(path))
@@ -105,15 +113,19 @@ def _declared_options(framework, task):
 
 
 def _overridden(run, name):
-    return any(o.lstrip("+").split("=", 1)[0] == OPTION + name
-               for o in run.result.get("overrides") or [])
+    return any(
+        o.lstrip("+").split("=", 1)[0] == OPTION + name for o in run.result.get("overrides") or []
+    )
 
 
 def option_default(runs, framework, task, name):
     """(True, the default) of framework option `name` for the task, or (False, None)."""
     for run in runs:
-        if (run.framework, run.task) == (framework, task) and not _overridden(run, name) \
-                and "overrides" in run.result:
+        if (
+            (run.framework, run.task) == (framework, task)
+            and not _overridden(run, name)
+            and "overrides" in run.result
+        ):
             options = run.result["config"]["framework"].get("options") or {}
             if name in options:
                 return True, options[name]
@@ -124,14 +136,34 @@ def option_default(runs, framework, task, name):
 def _axes(grid: Grid):
     """[(axis, value of a configuration, its baseline value, the keys the axis drops,
     composed)]: precision, tuned and every framework option some configuration sets."""
-    options = sorted({k for c in grid.configurations for k, _ in c.first.identity
-                      if k.startswith(OPTION)})
-    return [("precision", lambda c: c.first.precision, lambda c: BASELINE_PRECISION,
-             ("precision",), False),
-            ("tuned", lambda c: bool((c.first.result["config"]).get("tuned")),
-             lambda c: False, ("tuned",), True)] + [
-        (key, functools.partial(_option_value, key), functools.partial(_option_base, grid, key),
-         (key,), False) for key in options]
+    options = sorted(
+        {k for c in grid.configurations for k, _ in c.first.identity if k.startswith(OPTION)}
+    )
+    return [
+        (
+            "precision",
+            lambda c: c.first.precision,
+            lambda c: BASELINE_PRECISION,
+            ("precision",),
+            False,
+        ),
+        (
+            "tuned",
+            lambda c: bool((c.first.result["config"]).get("tuned")),
+            lambda c: False,
+            ("tuned",),
+            True,
+        ),
+    ] + [
+        (
+            key,
+            functools.partial(_option_value, key),
+            functools.partial(_option_base, grid, key),
+            (key,),
+            False,
+        )
+        for key in options
+    ]
 
 
 def _option_value(key, c):
@@ -140,8 +172,7 @@ def _option_value(key, c):
 
 
 def _option_base(grid, key, c):
-    found, default = option_default(grid.runs, c.first.framework, c.task,
-                                    key.removeprefix(OPTION))
+    found, default = option_default(grid.runs, c.first.framework, c.task, key.removeprefix(OPTION))
     return default if found else _UNKNOWN
 
 
@@ -168,12 +199,21 @@ def pairs(grid: Grid):
             to_target = None
             if c.first.kind == "train" and grid.metric.name != "time_to_target":
                 to_target = ratios.compare(METRICS["time_to_target"], c, twin)
-            found.append(AxisComparison(axis, _text(value_of(c)), _text(base), c, twin, speed,
-                                        to_target))
+            found.append(
+                AxisComparison(axis, _text(value_of(c)), _text(base), c, twin, speed, to_target)
+            )
     order = {"precision": 0, "tuned": 1}
-    return sorted(found, key=lambda a: (a.configuration.task, a.configuration.first.framework,
-                                        order.get(a.axis, 2), a.axis, a.configuration.row,
-                                        a.value))
+    return sorted(
+        found,
+        key=lambda a: (
+            a.configuration.task,
+            a.configuration.first.framework,
+            order.get(a.axis, 2),
+            a.axis,
+            a.configuration.row,
+            a.value,
+        ),
+    )
 
 
 def _text(value):
@@ -186,17 +226,26 @@ def _target_text(found: AxisComparison):
         return ""
     if c.verdict == ratios.NOT_COMPARED:
         return "not compared"
-    return c.ratio.text() + (" (no difference shown)" if c.verdict == ratios.NO_DIFFERENCE
-                             else "")
+    return c.ratio.text() + (" (no difference shown)" if c.verdict == ratios.NO_DIFFERENCE else "")
 
 
 def rows(found, metric):
     """The section's table rows: framework, task, setting, against, the two cells, the
     speed ratio, the time-to-target ratio, the verdict."""
-    return [[a.configuration.row, heading(a.configuration.task, _column(a)),
-             a.setting, a.baseline_setting, cell(a.configuration, metric),
-             cell(a.baseline, metric), "" if a.speed is None else a.speed.ratio.text(),
-             _target_text(a), a.verdict()] for a in found]
+    return [
+        [
+            a.configuration.row,
+            heading(a.configuration.task, _column(a)),
+            a.setting,
+            a.baseline_setting,
+            cell(a.configuration, metric),
+            cell(a.baseline, metric),
+            "" if a.speed is None else a.speed.ratio.text(),
+            _target_text(a),
+            a.verdict(),
+        ]
+        for a in found
+    ]
 
 
 def _column(a):
@@ -207,17 +256,28 @@ def _column(a):
     return column
 
 
-HEADER = ["framework", "task", "setting", "against", "this", "baseline",
-          "speed this / baseline", "time to target this / baseline", "verdict"]
+HEADER = [
+    "framework",
+    "task",
+    "setting",
+    "against",
+    "this",
+    "baseline",
+    "speed this / baseline",
+    "time to target this / baseline",
+    "verdict",
+]
 
 
 def markdown(found, metric) -> str:
     if not found:
         return ""
-    return (f"Within each framework, each setting against the declared baseline (precision "
-            f"fp32, tuned=false, an option's default for the task), by {metric.title} and by "
-            f"the time to the quality target: how many times faster (> 1) the setting ran, "
-            f"with the ratio's 95 % interval (a seeded bootstrap over the repeats). A setting "
-            f"or baseline below its quality target or at chance is not compared.\n\n"
-            + markdown_table(HEADER, rows(found, metric)) + "\n")
-
+    return (
+        f"Within each framework, each setting against the declared baseline (precision "
+        f"fp32, tuned=false, an option's default for the task), by {metric.title} and by "
+        f"the time to the quality target: how many times faster (> 1) the setting ran, "
+        f"with the ratio's 95 % interval (a seeded bootstrap over the repeats). A setting "
+        f"or baseline below its quality target or at chance is not compared.\n\n"
+        + markdown_table(HEADER, rows(found, metric))
+        + "\n"
+    )

@@ -8,6 +8,7 @@ run each cannot tell a regression from a busy machine.
 Configurations are matched exactly (same composed config, same hardware), so a baseline from
 other hardware matches nothing, and says so, rather than flagging everything.
 """
+
 from dataclasses import dataclass
 from typing import Optional
 
@@ -52,8 +53,12 @@ def judge(metric: Metric, base, now, slower, accuracy_drop, min_runs):
     problems = []
     if speed.kind == verdict.SLOWER:
         problems.append("slower")
-    if delta is not None and delta < -accuracy_drop and min(len(new_acc), len(old_acc)) \
-            >= min_runs and max(new_acc) < min(old_acc):
+    if (
+        delta is not None
+        and delta < -accuracy_drop
+        and min(len(new_acc), len(old_acc)) >= min_runs
+        and max(new_acc) < min(old_acc)
+    ):
         problems.append("less accurate")
     if problems:
         return ", ".join(problems), True, speed, delta
@@ -65,20 +70,23 @@ def judge(metric: Metric, base, now, slower, accuracy_drop, min_runs):
 def compare(current: Grid, baseline: Grid, slower=0.10, accuracy_drop=0.02, min_runs=2):
     """One Finding per configuration in either set; those in both are judged."""
     if slower < 0 or accuracy_drop < 0 or min_runs < 1:
-        raise ValueError("baseline thresholds must be >= 0 (a fraction of the time, and "
-                         "accuracy as a fraction: 0.02 = 2 points) and --min-runs >= 1")
+        raise ValueError(
+            "baseline thresholds must be >= 0 (a fraction of the time, and "
+            "accuracy as a fraction: 0.02 = 2 points) and --min-runs >= 1"
+        )
     base = {c.key: c for c in baseline.configurations}
     findings = []
     for now in current.configurations:
         old = base.pop(now.key, None)
         if old is None:
-            findings.append(Finding(now.row, now.task, now.column, None, now, "no baseline",
-                                    False))
+            findings.append(Finding(now.row, now.task, now.column, None, now, "no baseline", False))
             continue
-        text, flagged, speed, delta = judge(current.metric, old, now, slower, accuracy_drop,
-                                            min_runs)
-        findings.append(Finding(now.row, now.task, now.column, old, now, text, flagged, speed,
-                                delta))
+        text, flagged, speed, delta = judge(
+            current.metric, old, now, slower, accuracy_drop, min_runs
+        )
+        findings.append(
+            Finding(now.row, now.task, now.column, old, now, text, flagged, speed, delta)
+        )
     for old in base.values():  # in the baseline only
         findings.append(Finding(old.row, old.task, old.column, old, None, "not run", False))
     return findings
@@ -88,26 +96,46 @@ def markdown(findings, metric: Metric, slower, accuracy_drop, min_runs=2) -> str
     matched = [f for f in findings if f.baseline is not None and f.current is not None]
     flagged = [f for f in findings if f.flagged]
     too_few = [f for f in matched if f.speed is not None and f.speed.kind == verdict.TOO_FEW]
-    head = (f"Against the baseline, by {metric.title}: {len(flagged)} of {len(matched)} "
-            f"configurations found in both flagged — slower (median more than {slower:.0%} "
-            f"slower and no run as fast as the baseline's slowest), less accurate (more than "
-            f"{100 * accuracy_drop:.1f} points, likewise), or no longer ok.")
+    head = (
+        f"Against the baseline, by {metric.title}: {len(flagged)} of {len(matched)} "
+        f"configurations found in both flagged — slower (median more than {slower:.0%} "
+        f"slower and no run as fast as the baseline's slowest), less accurate (more than "
+        f"{100 * accuracy_drop:.1f} points, likewise), or no longer ok."
+    )
     if too_few:
-        head += (f" {len(too_few)} need ≥ {min_runs} runs each to be judged (repeat them: "
-                 f"`-m seed=0,1`), and are not flagged.")
+        head += (
+            f" {len(too_few)} need ≥ {min_runs} runs each to be judged (repeat them: "
+            f"`-m seed=0,1`), and are not flagged."
+        )
     if not matched:
-        head += (" No configuration matches: the baseline was measured on other hardware or "
-                 "with other settings.")
+        head += (
+            " No configuration matches: the baseline was measured on other hardware or "
+            "with other settings."
+        )
     rows = []
     for f in sorted(findings, key=lambda f: (not f.flagged, f.row.lower(), f.task, f.column)):
         speed = f.speed
-        change = "" if speed is None else (f"{speed.ratio:.2f}× ({speed.low:.2f}–"
-                                           f"{speed.high:.2f})")
-        rows.append([f.row, title(f.task), f.where, cell(f.baseline, metric),
-                     cell(f.current, metric), change,
-                     "" if f.accuracy_change is None else f"{100 * f.accuracy_change:+.1f}",
-                     f"**{f.verdict}**" if f.flagged else f.verdict])
-    header = ["framework", "task", "hardware, precision", "baseline", "now",
-              "speed now / baseline",
-              "accuracy change (points)", "verdict"]
+        change = "" if speed is None else (f"{speed.ratio:.2f}× ({speed.low:.2f}–{speed.high:.2f})")
+        rows.append(
+            [
+                f.row,
+                title(f.task),
+                f.where,
+                cell(f.baseline, metric),
+                cell(f.current, metric),
+                change,
+                "" if f.accuracy_change is None else f"{100 * f.accuracy_change:+.1f}",
+                f"**{f.verdict}**" if f.flagged else f.verdict,
+            ]
+        )
+    header = [
+        "framework",
+        "task",
+        "hardware, precision",
+        "baseline",
+        "now",
+        "speed now / baseline",
+        "accuracy change (points)",
+        "verdict",
+    ]
     return head + "\n\n" + markdown_table(header, rows) + "\n"

@@ -12,6 +12,7 @@ A report reads the runs that ran (ok, failed, invalid); runs a signal cut short 
 refused before any worker started (unsupported, not_installed) are left out unless asked for,
 and the report says how many it left out.
 """
+
 import collections
 import datetime
 import json
@@ -30,23 +31,52 @@ from .metrics import Metric, Summary, headline
 TASKS = tuple(spec.TASKS)  # SPEC.md's order, DeepLearningFrameworks' column order
 # keys that say where things are or how data was fetched, not what was measured; and `seed`:
 # runs that differ only in it are repeats (`-m seed=0,1,2`), one cell with their median
-INCIDENTAL = ("seed", "sweep", "redo", "comparison", "framework.python", "framework.display_name",
-              "framework.package", "framework.module", "framework.nox_session",
-              "framework.capabilities", "framework.option_choices",
-              "framework.speed_variables", "framework.test_overrides", "framework.slow_tests",
-              "framework.tuning",
-              "device.index",
-              "data.cache_dir", "data.verify",
-              "data.archive", "data.timeout_s", "data.attempts", "data.cifar10", "data.imdb",
-              "data.chestxray14",
-              "preset.timeout_s", "task.description", "precision.description",
-              "init.description",
-              # what verify judges a framework by, not what a run measured
-              "precision.output_tolerance", "precision.train_tolerance",
-              "precision.task_train_tolerance", "precision.agreement")
+INCIDENTAL = (
+    "seed",
+    "sweep",
+    "redo",
+    "comparison",
+    "framework.python",
+    "framework.display_name",
+    "framework.package",
+    "framework.module",
+    "framework.nox_session",
+    "framework.capabilities",
+    "framework.option_choices",
+    "framework.speed_variables",
+    "framework.test_overrides",
+    "framework.slow_tests",
+    "framework.tuning",
+    "device.index",
+    "data.cache_dir",
+    "data.verify",
+    "data.archive",
+    "data.timeout_s",
+    "data.attempts",
+    "data.cifar10",
+    "data.imdb",
+    "data.chestxray14",
+    "preset.timeout_s",
+    "task.description",
+    "precision.description",
+    "init.description",
+    # what verify judges a framework by, not what a run measured
+    "precision.output_tolerance",
+    "precision.train_tolerance",
+    "precision.task_train_tolerance",
+    "precision.agreement",
+)
 # keys with their own place in the table (row, task, column)
-PLACED = ("framework.name", "task.name", "task.kind", "task.dataset", "device.name",
-          "precision.name", "preset.name", "data.name")
+PLACED = (
+    "framework.name",
+    "task.name",
+    "task.kind",
+    "task.dataset",
+    "device.name",
+    "precision.name",
+    "preset.name",
+    "data.name",
+)
 # the statuses of runs refused before any worker started: no measurement, left out of a
 # report's tables unless asked for (`report --status all`)
 REFUSED = ("unsupported", "not_installed")
@@ -111,17 +141,32 @@ class Result:
         tuning = result.get("tuning") or {}
         flat.update({f"framework.options.{k}": v for k, v in tuning.get("options", {}).items()})
         flat.update({f"framework.env.{k}": v for k, v in tuning.get("env", {}).items()})
-        identity = tuple(sorted((k, json.dumps(v, sort_keys=True)) for k, v in flat.items()
-                                if not matches(k, INCIDENTAL)))
-        return cls(path=path, result=result, status=result["status"], task=c["task"]["name"],
-                   kind=kind, framework=c["framework"]["name"],
-                   display_name=c["framework"].get("display_name") or c["framework"]["name"],
-                   device=c["device"]["name"], hardware=hardware_label(c, host),
-                   precision=c["precision"]["name"], preset=c["preset"]["name"],
-                   data=c["data"]["name"], hostname=host.get("hostname") or "",
-                   identity=identity, accuracy=result.get("accuracy"),
-                   date=_checked_dates(result) or _modified(path),
-                   commit=host.get("git_commit") or "")
+        identity = tuple(
+            sorted(
+                (k, json.dumps(v, sort_keys=True))
+                for k, v in flat.items()
+                if not matches(k, INCIDENTAL)
+            )
+        )
+        return cls(
+            path=path,
+            result=result,
+            status=result["status"],
+            task=c["task"]["name"],
+            kind=kind,
+            framework=c["framework"]["name"],
+            display_name=c["framework"].get("display_name") or c["framework"]["name"],
+            device=c["device"]["name"],
+            hardware=hardware_label(c, host),
+            precision=c["precision"]["name"],
+            preset=c["preset"]["name"],
+            data=c["data"]["name"],
+            hostname=host.get("hostname") or "",
+            identity=identity,
+            accuracy=result.get("accuracy"),
+            date=_checked_dates(result) or _modified(path),
+            commit=host.get("git_commit") or "",
+        )
 
 
 def _checked_dates(result):
@@ -134,14 +179,16 @@ def _checked_dates(result):
             continue
         try:
             valid = bool(DATE_TIME.match(value)) and bool(
-                datetime.datetime.fromisoformat(value.replace("Z", "+00:00").replace(
-                    "z", "+00:00")))
+                datetime.datetime.fromisoformat(value.replace("Z", "+00:00").replace("z", "+00:00"))
+            )
         except (TypeError, ValueError):
             valid = False
         if not valid:
             shown = json.dumps(value, default=str)
-            raise ValueError(f"{key}: {shown[:60]} is not valid (format: \"date-time\", e.g. "
-                             f"2026-12-02T10:00:00+00:00)")
+            raise ValueError(
+                f'{key}: {shown[:60]} is not valid (format: "date-time", e.g. '
+                f"2026-12-02T10:00:00+00:00)"
+            )
     return result.get("finished")
 
 
@@ -152,7 +199,8 @@ def _modified(path):
     except OSError:
         return ""
     return datetime.datetime.fromtimestamp(stamp, datetime.timezone.utc).isoformat(
-        timespec="seconds")
+        timespec="seconds"
+    )
 
 
 def result_files(paths):
@@ -197,13 +245,16 @@ def left_out_text(left_out) -> str:
     parts = []
     if left_out.get("interrupted"):
         n = left_out["interrupted"]
-        parts.append(f"{n} interrupted run{'s' if n > 1 else ''} (--interrupted includes "
-                     f"{'them' if n > 1 else 'it'})")
+        parts.append(
+            f"{n} interrupted run{'s' if n > 1 else ''} (--interrupted includes "
+            f"{'them' if n > 1 else 'it'})"
+        )
     refused = {s: left_out[s] for s in REFUSED if left_out.get(s)}
     if refused:
         counts = ", ".join(f"{n} {s}" for s, n in refused.items())
-        parts.append(f"{sum(refused.values())} refused before running ({counts}; --status all "
-                     f"includes them)")
+        parts.append(
+            f"{sum(refused.values())} refused before running ({counts}; --status all includes them)"
+        )
     return ", ".join(parts)
 
 
@@ -311,22 +362,31 @@ class Grid:
         self.cells = {(c.row, c.task, c.column): c for c in self.configurations}
         self.display_names = {c.row: c.first.display_name for c in self.configurations}
         self.rows = sorted({c.row for c in self.configurations}, key=str.lower)
-        tasks = sorted({c.task for c in self.configurations},
-                       key=lambda t: (TASKS.index(t) if t in TASKS else len(TASKS), t))
-        self.columns = {t: sorted({c.column for c in self.configurations if c.task == t})
-                        for t in tasks}
+        tasks = sorted(
+            {c.task for c in self.configurations},
+            key=lambda t: (TASKS.index(t) if t in TASKS else len(TASKS), t),
+        )
+        self.columns = {
+            t: sorted({c.column for c in self.configurations if c.task == t}) for t in tasks
+        }
 
     def ordered(self):
         """The configurations in the table's order: rows, then tasks, then columns."""
         rows = {row: i for i, row in enumerate(self.rows)}
         tasks = {task: i for i, task in enumerate(self.columns)}
-        return sorted(self.configurations, key=lambda c: (rows[c.row], tasks[c.task],
-                                                          self.columns[c.task].index(c.column)))
+        return sorted(
+            self.configurations,
+            key=lambda c: (rows[c.row], tasks[c.task], self.columns[c.task].index(c.column)),
+        )
 
     def _column_parts(self, c):
         run = c.first
-        parts = {"hardware": run.hardware, "precision": run.precision, "data": run.data,
-                 "preset": run.preset}
+        parts = {
+            "hardware": run.hardware,
+            "precision": run.precision,
+            "data": run.data,
+            "preset": run.preset,
+        }
         if self.by_host:
             parts["host"] = run.hostname
         return parts
@@ -337,8 +397,9 @@ class Grid:
         varying = [k for k in names if len({p[k] for p in parts}) > 1]
         self.uniform = {k: parts[0][k] for k in names if k not in varying} if parts else {}
         for c, p in zip(self.configurations, parts):
-            c.column = " ".join(p[k] if k in ("hardware", "precision", "host") else
-                                f"{k}={p[k]}" for k in varying)
+            c.column = " ".join(
+                p[k] if k in ("hardware", "precision", "host") else f"{k}={p[k]}" for k in varying
+            )
 
     def _label_rows(self):
         # keys that differ between configurations that would otherwise share a cell
@@ -351,14 +412,17 @@ class Grid:
             values = [dict(m.first.identity) for m in members]
             keys = {k for v in values for k in v if not matches(k, PLACED)}
             variant_keys.setdefault(framework, set()).update(
-                k for k in keys if len({v.get(k) for v in values}) > 1)
+                k for k in keys if len({v.get(k) for v in values}) > 1
+            )
         frameworks = {}  # display name -> framework names: two frameworks, two rows
         for c in self.configurations:
             frameworks.setdefault(c.first.display_name, set()).add(c.first.framework)
         for c in self.configurations:
             identity = dict(c.first.identity)
-            variant = [f"{k.removeprefix('framework.options.')}={_show(identity.get(k))}"
-                       for k in sorted(variant_keys.get(c.first.framework, ()))]
+            variant = [
+                f"{k.removeprefix('framework.options.')}={_show(identity.get(k))}"
+                for k in sorted(variant_keys.get(c.first.framework, ()))
+            ]
             name = c.first.display_name
             if len(frameworks[name]) > 1:
                 name += f" ({c.first.framework})"

@@ -15,6 +15,7 @@ does not write are removed. With --into FILE it writes only the main table (or -
 agreement's), into FILE's block marked with the same arguments: the tables of the
 documentation, regenerated from committed result files (docs/reports.md).
 """
+
 import argparse
 import contextlib
 import json
@@ -72,70 +73,134 @@ def _count(text):
 
 def parser():
     p = argparse.ArgumentParser(
-        prog="python -m bench report", epilog=EPILOG,
+        prog="python -m bench report",
+        epilog=EPILOG,
         description="Tables, charts and the HTML page from result.json files alone: one row "
-                    "per framework, per task one column per hardware and precision. Repeated "
-                    "runs of one configuration are one cell (median, spread, count); every "
-                    "ratio has its 95 % interval; a configuration below its quality target "
-                    "or at chance is never ranked faster.")
-    p.add_argument("paths", nargs="*", metavar="PATH",
-                   help="result.json files, or directories searched for them")
-    p.add_argument("--out", metavar="DIR",
-                   help="where report.md, results.csv and the charts go (default "
-                        "results/reports/<time>)")
-    p.add_argument("--metric", choices=metrics.CHOICES, default="auto",
-                   help="what the cells show: steady-state throughput, total time, throughput "
-                        "over every epoch, the first epoch's time, the host utilisation "
-                        "(achieved FLOP/s over `python -m bench peak`'s), or the time to the "
-                        "task's quality target (training tasks); auto: total time when every "
-                        "run is preset=full, else steady (throughput when no run has a steady "
-                        "state)")
-    p.add_argument("--status", choices=("ran", "all"), default="ran",
-                   help="the runs the tables show: ran (default: ok, failed, invalid) or all "
-                        "(also the runs refused before starting, unsupported and "
-                        "not_installed, and interrupted runs)")
-    p.add_argument("--baseline", action="append", default=[], metavar="PATH",
-                   help="judge every configuration against these results: slower, less "
-                        "accurate, or no longer ok (see --min-change, --accuracy-drop); once "
-                        "per path (--baseline A --baseline B)")
-    p.add_argument("--min-change", "--slower", type=_fraction, default=0.05, metavar="X",
-                   dest="min_change",
-                   help="a change (baseline, host against host, history) is real when the "
-                        "median moved by more than this fraction and the runs do not overlap "
-                        "(default 0.05)")
-    p.add_argument("--min-runs", type=_count, default=2, metavar="N",
-                   help="runs each side needs before a change is judged (default 2)")
-    p.add_argument("--accuracy-drop", type=_fraction, default=0.02, metavar="X",
-                   help="with --baseline: accuracy this much lower, the runs not overlapping, "
-                        "is flagged (default 0.02 = 2 points)")
-    p.add_argument("--reference", action="store_true",
-                   help="DeepLearningFrameworks' 2018 figures (K80/P100 GPUs): beside full "
-                        "runs' total times, per example otherwise")
-    p.add_argument("--history", action="store_true",
-                   help="each configuration over date and commit: history.md, .csv, .png")
-    p.add_argument("--by-host", action="store_true",
-                   help="one column per host, not per kind of hardware")
+        "per framework, per task one column per hardware and precision. Repeated "
+        "runs of one configuration are one cell (median, spread, count); every "
+        "ratio has its 95 % interval; a configuration below its quality target "
+        "or at chance is never ranked faster.",
+    )
+    p.add_argument(
+        "paths",
+        nargs="*",
+        metavar="PATH",
+        help="result.json files, or directories searched for them",
+    )
+    p.add_argument(
+        "--out",
+        metavar="DIR",
+        help="where report.md, results.csv and the charts go (default results/reports/<time>)",
+    )
+    p.add_argument(
+        "--metric",
+        choices=metrics.CHOICES,
+        default="auto",
+        help="what the cells show: steady-state throughput, total time, throughput "
+        "over every epoch, the first epoch's time, the host utilisation "
+        "(achieved FLOP/s over `python -m bench peak`'s), or the time to the "
+        "task's quality target (training tasks); auto: total time when every "
+        "run is preset=full, else steady (throughput when no run has a steady "
+        "state)",
+    )
+    p.add_argument(
+        "--status",
+        choices=("ran", "all"),
+        default="ran",
+        help="the runs the tables show: ran (default: ok, failed, invalid) or all "
+        "(also the runs refused before starting, unsupported and "
+        "not_installed, and interrupted runs)",
+    )
+    p.add_argument(
+        "--baseline",
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="judge every configuration against these results: slower, less "
+        "accurate, or no longer ok (see --min-change, --accuracy-drop); once "
+        "per path (--baseline A --baseline B)",
+    )
+    p.add_argument(
+        "--min-change",
+        "--slower",
+        type=_fraction,
+        default=0.05,
+        metavar="X",
+        dest="min_change",
+        help="a change (baseline, host against host, history) is real when the "
+        "median moved by more than this fraction and the runs do not overlap "
+        "(default 0.05)",
+    )
+    p.add_argument(
+        "--min-runs",
+        type=_count,
+        default=2,
+        metavar="N",
+        help="runs each side needs before a change is judged (default 2)",
+    )
+    p.add_argument(
+        "--accuracy-drop",
+        type=_fraction,
+        default=0.02,
+        metavar="X",
+        help="with --baseline: accuracy this much lower, the runs not overlapping, "
+        "is flagged (default 0.02 = 2 points)",
+    )
+    p.add_argument(
+        "--reference",
+        action="store_true",
+        help="DeepLearningFrameworks' 2018 figures (K80/P100 GPUs): beside full "
+        "runs' total times, per example otherwise",
+    )
+    p.add_argument(
+        "--history",
+        action="store_true",
+        help="each configuration over date and commit: history.md, .csv, .png",
+    )
+    p.add_argument(
+        "--by-host", action="store_true", help="one column per host, not per kind of hardware"
+    )
     p.add_argument("--no-charts", action="store_true", help="skip the PNGs and the page's charts")
-    p.add_argument("--interrupted", action="store_true",
-                   help="also the runs a signal cut short (left out otherwise)")
-    p.add_argument("--html", metavar="OUT",
-                   help="also write the Rosetta page, OUT/index.html: one self-contained file "
-                        "with the results, comparisons, charts, hosts, verify results and every "
-                        "framework's code side by side (with no result files, the code view "
-                        "alone)")
-    p.add_argument("--no-code", action="store_true",
-                   help="with --html: the results alone, without the code view")
-    p.add_argument("--verify", action="append", default=[], metavar="PATH",
-                   help="with --html: a verify.json file (or `bench verify` output directory); "
-                        "once per path")
-    p.add_argument("--into", metavar="FILE",
-                   help="only put one table (its legend, the table and its warnings; see "
-                        "--table) into FILE, between the line `<!-- bench report: <this "
-                        "command's other arguments> -->` and the line `<!-- end bench report "
-                        "-->`; nothing else is written")
-    p.add_argument("--table", choices=("main", "agreement"), default="main",
-                   help="with --into: the main table (default), or the agreement section's "
-                        "tables (runs of two seeds or more, two frameworks or more)")
+    p.add_argument(
+        "--interrupted",
+        action="store_true",
+        help="also the runs a signal cut short (left out otherwise)",
+    )
+    p.add_argument(
+        "--html",
+        metavar="OUT",
+        help="also write the Rosetta page, OUT/index.html: one self-contained file "
+        "with the results, comparisons, charts, hosts, verify results and every "
+        "framework's code side by side (with no result files, the code view "
+        "alone)",
+    )
+    p.add_argument(
+        "--no-code",
+        action="store_true",
+        help="with --html: the results alone, without the code view",
+    )
+    p.add_argument(
+        "--verify",
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="with --html: a verify.json file (or `bench verify` output directory); once per path",
+    )
+    p.add_argument(
+        "--into",
+        metavar="FILE",
+        help="only put one table (its legend, the table and its warnings; see "
+        "--table) into FILE, between the line `<!-- bench report: <this "
+        "command's other arguments> -->` and the line `<!-- end bench report "
+        "-->`; nothing else is written",
+    )
+    p.add_argument(
+        "--table",
+        choices=("main", "agreement"),
+        default="main",
+        help="with --into: the main table (default), or the agreement section's "
+        "tables (runs of two seeds or more, two frameworks or more)",
+    )
     return p
 
 
@@ -171,12 +236,15 @@ def runs_of(args, paths=None):
     if args.metric == "time_to_target":
         trained = [r for r in kept if r.kind == "train"]
         if kept and not trained:
-            raise ValueError("--metric time_to_target ranks training runs; these results "
-                             "hold inference runs only")
+            raise ValueError(
+                "--metric time_to_target ranks training runs; these results "
+                "hold inference runs only"
+            )
         kept = trained
     if not kept:
-        raise ValueError(f"no result to report in {' '.join(paths)}: left out "
-                         f"{left_out_text(left_out)}")
+        raise ValueError(
+            f"no result to report in {' '.join(paths)}: left out {left_out_text(left_out)}"
+        )
     if left_out:
         print(f"report: left out {left_out_text(left_out)}", file=sys.stderr)
     return kept, left_out, found
@@ -191,8 +259,14 @@ def build(args) -> Report:
     sentences = tables.comparisons_markdown(grid)
     if sentences:
         text += "\n" + sentences
-    report = Report(text, grid, reference=reference, warnings=lines, left_out=dict(left_out),
-                    every_run=every_run)
+    report = Report(
+        text,
+        grid,
+        reference=reference,
+        warnings=lines,
+        left_out=dict(left_out),
+        every_run=every_run,
+    )
     report.to_target = tables.time_to_target_grid(grid)
     if report.to_target is not None:
         report.text += "\n" + tables.time_to_target_markdown(grid)
@@ -203,8 +277,9 @@ def build(args) -> Report:
         report.text += reference_2018.markdown_section(grid, reference)
     report.host_pairs = host_comparison.pairs(grid, args.min_change, args.min_runs)
     if report.host_pairs:
-        report.text += "\n" + host_comparison.markdown(report.host_pairs, grid.metric,
-                                                       args.min_runs)
+        report.text += "\n" + host_comparison.markdown(
+            report.host_pairs, grid.metric, args.min_runs
+        )
     scaled = scaling.pairs(grid)
     if scaled:
         report.text += "\n" + scaling.markdown(scaled)
@@ -216,10 +291,15 @@ def build(args) -> Report:
         if not old:
             raise ValueError(f"no result.json found in the baseline {' '.join(args.baseline)}")
         report.findings = baseline.compare(
-            grid, Grid(old, by_host=args.by_host, metric_name=grid.metric.name),
-            args.min_change, args.accuracy_drop, args.min_runs)
-        report.text += "\n" + baseline.markdown(report.findings, grid.metric, args.min_change,
-                                                 args.accuracy_drop, args.min_runs)
+            grid,
+            Grid(old, by_host=args.by_host, metric_name=grid.metric.name),
+            args.min_change,
+            args.accuracy_drop,
+            args.min_runs,
+        )
+        report.text += "\n" + baseline.markdown(
+            report.findings, grid.metric, args.min_change, args.accuracy_drop, args.min_runs
+        )
     if args.history:
         report.history = history.series(grid, args.min_change, args.min_runs)
         report.text += "\n" + history.markdown(report.history, grid.metric, args.min_runs)
@@ -229,8 +309,9 @@ def build(args) -> Report:
 def main_table(grid, reference=None, lines=None):
     """The legend, the table (with the 2018 columns when `reference` is loaded) and its
     warnings (`lines`; by default bench.report.warn's for the grid)."""
-    table = tables.markdown(grid, reference_2018.extra_columns(grid, reference)
-                            if reference else None)
+    table = tables.markdown(
+        grid, reference_2018.extra_columns(grid, reference) if reference else None
+    )
     found = warn.markdown(warn.warnings(grid) if lines is None else lines)
     return table + ("\n" + found if found else "")
 
@@ -246,9 +327,11 @@ def into_file(args, argv):
     if args.table == "agreement":
         table = agreement.markdown(agreement.groups(grid), heading=False, shared=grid.uniform)
         if not table:
-            raise ValueError(f"--table agreement: no training configuration in "
-                             f"{' '.join(args.paths)} has two seeds or more in a group of "
-                             f"two frameworks or more")
+            raise ValueError(
+                f"--table agreement: no training configuration in "
+                f"{' '.join(args.paths)} has two seeds or more in a group of "
+                f"two frameworks or more"
+            )
     else:
         table = main_table(grid, reference_2018.load() if args.reference else None)
     into.replace(path, lines, starts, table)
@@ -261,24 +344,31 @@ def html_page(args, report):
 
     out = Path(args.html)
     if out.exists() and not out.is_dir():
-        raise ValueError(f"--html {out} is a file; --html names the directory that gets "
-                         f"index.html")
+        raise ValueError(f"--html {out} is a file; --html names the directory that gets index.html")
     if report is None:
         if args.no_code:
-            raise ValueError("--html with --no-code and no result files would be an empty "
-                             "page; give the result files or directories to show")
-        holding = next((p for p in out.rglob("result.json") if p.is_file()), None) \
-            if out.is_dir() else None
+            raise ValueError(
+                "--html with --no-code and no result files would be an empty "
+                "page; give the result files or directories to show"
+            )
+        holding = (
+            next((p for p in out.rglob("result.json") if p.is_file()), None)
+            if out.is_dir()
+            else None
+        )
         if holding is not None:
-            raise ValueError(f"--html {out}: that directory holds result files ({holding}), "
-                             f"and no PATH was given, so the page would hold the code alone; "
-                             f"to report them: python -m bench report {out} --html {out}")
+            raise ValueError(
+                f"--html {out}: that directory holds result files ({holding}), "
+                f"and no PATH was given, so the page would hold the code alone; "
+                f"to report them: python -m bench report {out} --html {out}"
+            )
     page = site.build(report, args.verify, charts=not args.no_charts, code=not args.no_code)
     try:
         path = site.write(out, page)
     except OSError as exc:
-        raise ValueError(f"--html {out}: cannot write index.html there "
-                         f"({exc.strerror or exc})") from None
+        raise ValueError(
+            f"--html {out}: cannot write index.html there ({exc.strerror or exc})"
+        ) from None
     print(f"report: {path} ({path.stat().st_size / 1024:.0f} KiB)")
     return path
 
@@ -287,19 +377,31 @@ def write_files(args, report, aside: Path):
     """Every file of the report, into the directory `aside`."""
     grid = report.grid
     files.write_text(aside / "report.md", report.text)
-    files.write_json(aside / "report.json", document.build(
-        grid, args.paths, report.findings, report.host_pairs, report.history,
-        warnings=report.warnings, to_target=report.to_target, settings=report.settings,
-        left_out=report.left_out))
+    files.write_json(
+        aside / "report.json",
+        document.build(
+            grid,
+            args.paths,
+            report.findings,
+            report.host_pairs,
+            report.history,
+            warnings=report.warnings,
+            to_target=report.to_target,
+            settings=report.settings,
+            left_out=report.left_out,
+        ),
+    )
     # every run read, whatever the tables show: one row each, with its status
-    tables.write_csv(report.every_run or grid.runs, aside / "results.csv",
-                     scaling.efficiency_of(grid))
+    tables.write_csv(
+        report.every_run or grid.runs, aside / "results.csv", scaling.efficiency_of(grid)
+    )
     agreeing = agreement.groups(grid)
     if agreeing:
         agreement.write_csv(agreeing, aside / "agreement.csv")
     if report.history is not None:
-        files.write_text(aside / "history.md",
-                         history.markdown(report.history, grid.metric, args.min_runs))
+        files.write_text(
+            aside / "history.md", history.markdown(report.history, grid.metric, args.min_runs)
+        )
         history.write_csv(report.history, aside / "history.csv")
     if not args.no_charts:
         from . import curves
@@ -348,8 +450,10 @@ def main(argv):
             raise ValueError("--table goes with --into (the report itself has every table)")
         if args.into:
             if not args.paths or args.html:
-                raise ValueError("--into takes result files or directories and writes the "
-                                 "table alone (no --html)")
+                raise ValueError(
+                    "--into takes result files or directories and writes the "
+                    "table alone (no --html)"
+                )
             print(f"report: table written into {into_file(args, argv)}")
             return 0
         if not args.paths:
@@ -364,8 +468,9 @@ def main(argv):
         try:
             write_whole(out, lambda aside: write_files(args, report, aside))
         except OSError as exc:
-            raise ValueError(f"--out {out}: cannot write the report there "
-                             f"({exc.strerror or exc})") from None
+            raise ValueError(
+                f"--out {out}: cannot write the report there ({exc.strerror or exc})"
+            ) from None
     except (ValueError, FileNotFoundError) as exc:
         print(f"report: {exc}", file=sys.stderr)
         return 2

@@ -10,6 +10,7 @@ runs' range of both (a run stopped at its target after one epoch is a point, not
 The task's quality target is a dashed line on the accuracy chart. `curves_<task>.png` in the
 report; the page draws the same data as SVG (bench.report.site.curves).
 """
+
 import math
 import statistics
 from dataclasses import dataclass, field
@@ -74,8 +75,11 @@ def curve_of(configuration: Configuration, label: str) -> Optional[Curve]:
             ys = [y for y in (_number(p.get(metric)) for p in points) if y is not None]
             if ys:
                 values[metric] = (statistics.median(ys), min(ys), max(ys))
-        found.points.append(Point(epoch, statistics.median(seconds), values, len(points),
-                                  (min(seconds), max(seconds))))
+        found.points.append(
+            Point(
+                epoch, statistics.median(seconds), values, len(points), (min(seconds), max(seconds))
+            )
+        )
     return found if found.points else None
 
 
@@ -119,25 +123,44 @@ def figure(task, found, uniform=""):
             if any(lo != hi for lo, hi in zip(lows, highs)):
                 ax.fill_between(xs, lows, highs, color=colour, alpha=0.2, linewidth=0)
             spans = [p.seconds_range for p in curve.points if metric in p.values]
-            ax.errorbar(xs, ys, yerr=[[y - lo for y, lo in zip(ys, lows)],
-                                      [hi - y for y, hi in zip(ys, highs)]],
-                        xerr=[[x - (a if a is not None else x) for x, (a, _) in zip(xs, spans)],
-                              [(b if b is not None else x) - x for x, (_, b) in zip(xs, spans)]],
-                        fmt="none", ecolor=colour, alpha=0.5, linewidth=1)
+            ax.errorbar(
+                xs,
+                ys,
+                yerr=[[y - lo for y, lo in zip(ys, lows)], [hi - y for y, hi in zip(ys, highs)]],
+                xerr=[
+                    [x - (a if a is not None else x) for x, (a, _) in zip(xs, spans)],
+                    [(b if b is not None else x) - x for x, (_, b) in zip(xs, spans)],
+                ],
+                fmt="none",
+                ecolor=colour,
+                alpha=0.5,
+                linewidth=1,
+            )
         if metric == "accuracy":
             for target in sorted({c.target for c in found if c.target is not None}):
                 ax.axhline(target, color="grey", linestyle="--", linewidth=1)
-                ax.annotate(f"target {100 * target:.0f} %", (0, target), xycoords=(
-                    "axes fraction", "data"), xytext=(4, 3), textcoords="offset points",
-                    fontsize=7, color="grey")
+                ax.annotate(
+                    f"target {100 * target:.0f} %",
+                    (0, target),
+                    xycoords=("axes fraction", "data"),
+                    xytext=(4, 3),
+                    textcoords="offset points",
+                    fontsize=7,
+                    color="grey",
+                )
         ax.set_xlabel("training seconds (evaluations outside the timed window)")
-        ax.set_ylabel(LABELS[metric] + (" (higher is better)" if metric == "accuracy" else
-                                         " (lower is better)"))
+        ax.set_ylabel(
+            LABELS[metric]
+            + (" (higher is better)" if metric == "accuracy" else " (lower is better)")
+        )
         ax.set_xlim(left=0)
         ax.grid(alpha=0.3)
     axes[0].legend(fontsize=7)
-    fig.suptitle(f"{title(task)}: learning curves (median over seeds, band: min–max)"
-                 + (f", {uniform}" if uniform else ""), fontsize=10)
+    fig.suptitle(
+        f"{title(task)}: learning curves (median over seeds, band: min–max)"
+        + (f", {uniform}" if uniform else ""),
+        fontsize=10,
+    )
     return fig
 
 
@@ -149,4 +172,3 @@ def write_charts(grid: Grid, directory: Path, uniform=""):
         figure(task, found, uniform).savefig(path, dpi=110)
         paths.append(path)
     return paths
-

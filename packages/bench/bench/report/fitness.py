@@ -6,6 +6,7 @@ bench check` (bench.tools.check); docs/trust.md lists the same rules (a test hol
 A rule says why a configuration breaks it in one line, or None. Thresholds are the command's
 options, with these defaults.
 """
+
 from dataclasses import dataclass
 from typing import Callable, Optional
 
@@ -39,15 +40,21 @@ def _each(configuration, why, ok_only=True):
     if not broken:
         return None
     run, reason = broken[0]
-    some = (f" ({len(broken)} of {len(reasons)} runs; e.g. {run.path})"
-            if len(reasons) > 1 else "")
+    some = f" ({len(broken)} of {len(reasons)} runs; e.g. {run.path})" if len(reasons) > 1 else ""
     return reason + some
 
 
 def _status(c, metric, limits):
-    return _each(c, lambda run: None if run.status == "ok" else
-                 f"status {run.status}" + (f": {run.result.get('error', '')[:120]}"
-                                           if run.result.get("error") else ""), ok_only=False)
+    return _each(
+        c,
+        lambda run: (
+            None
+            if run.status == "ok"
+            else f"status {run.status}"
+            + (f": {run.result.get('error', '')[:120]}" if run.result.get("error") else "")
+        ),
+        ok_only=False,
+    )
 
 
 def _commit(c, metric, limits):
@@ -115,8 +122,10 @@ def _spread(c, metric, limits):
         return None  # the repeats rule speaks for it
     spread = max(values) / min(values) - 1
     if spread > limits.max_spread:
-        return (f"its {metric.title} differs by {spread:.0%} between the extremes of "
-                f"{len(values)} runs (at most {limits.max_spread:.0%})")
+        return (
+            f"its {metric.title} differs by {spread:.0%} between the extremes of "
+            f"{len(values)} runs (at most {limits.max_spread:.0%})"
+        )
     return None
 
 
@@ -124,13 +133,20 @@ RULES = (
     Rule("schema", "every result file follows result.schema.json", lambda c, m, t: None),
     Rule("status", "every run's status is ok", _status),
     Rule("commit", "the code commit is recorded and the tree was clean", _commit),
-    Rule("lock", "the environment matched the lock it was built from, or declared its "
-                 "override", _lock),
+    Rule(
+        "lock",
+        "the environment matched the lock it was built from, or declared its override",
+        _lock,
+    ),
     Rule("steady", "a training run measured a steady state (two epochs or more)", _steady),
     Rule("target", "a training run reached its task's quality target", _target),
     Rule("repeats", "the configuration has enough repeats (`--min-runs`, default 3)", _repeats),
-    Rule("spread", "its repeats are close enough to rank: the fastest at most 15 % above the "
-                   "slowest (`--max-spread`)", _spread),
+    Rule(
+        "spread",
+        "its repeats are close enough to rank: the fastest at most 15 % above the "
+        "slowest (`--max-spread`)",
+        _spread,
+    ),
 )
 
 
@@ -144,13 +160,17 @@ class Fitness:
         return not self.broken
 
     def text(self):
-        return "VALID" if self.valid else "INVALID: " + "; ".join(
-            f"{name}: {why}" for name, why in self.broken)
+        return (
+            "VALID"
+            if self.valid
+            else "INVALID: " + "; ".join(f"{name}: {why}" for name, why in self.broken)
+        )
 
 
 def judge(configuration: Configuration, metric, thresholds: Optional[Thresholds] = None):
     """The configuration's Fitness: every rule it breaks, with why."""
     limits = thresholds or Thresholds()
-    broken = tuple((rule.name, why) for rule in RULES
-                   if (why := rule.broken(configuration, metric, limits)))
+    broken = tuple(
+        (rule.name, why) for rule in RULES if (why := rule.broken(configuration, metric, limits))
+    )
     return Fitness(configuration, broken)

@@ -4,6 +4,7 @@ against the one before by the one rule of bench.report.verdict. `python -m bench
 --history DIRS...` adds its table to report.md and writes history.csv and
 history_<task>.png; the page shows the same charts. Only configurations with two points or more
 have a history."""
+
 import csv
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -53,11 +54,15 @@ def series(grid: Grid, min_change=0.05, min_runs=2):
             by_point[key] = (min(date, run.date), values + [value])
         if len(by_point) < 2:
             continue
-        points = sorted((Point(commit, date, values, Summary.of(values))
-                         for commit, (date, values) in by_point.items()), key=lambda p: p.date)
+        points = sorted(
+            (
+                Point(commit, date, values, Summary.of(values))
+                for commit, (date, values) in by_point.items()
+            ),
+            key=lambda p: p.date,
+        )
         for before, point in zip(points, points[1:]):
-            point.verdict = judge(grid.metric, point.values, before.values, min_change,
-                                          min_runs)
+            point.verdict = judge(grid.metric, point.values, before.values, min_change, min_runs)
         found.append(Series(c.row, c.task, c.column, points))
     return sorted(found, key=lambda s: (s.task, s.row.lower(), s.column))
 
@@ -69,32 +74,66 @@ def short_commit(text):
 
 def markdown(found, metric: Metric, min_runs=2) -> str:
     if not found:
-        return ("No history: no configuration has results of two commits or dates in these "
-                "directories.\n")
+        return (
+            "No history: no configuration has results of two commits or dates in these "
+            "directories.\n"
+        )
     rows = []
     for s in found:
         for point in s.points:
             change = point.verdict.text(min_runs) if point.verdict else "first"
-            rows.append([s.label, point.date[:19], short_commit(point.commit),
-                         point.summary.text(number), change])
-    return (f"History, by {metric.title} ({metric.unit('train')} for training, "
-            f"{metric.unit('inference')} for inference): each point the runs of one commit, "
-            f"each change judged against the point before (median beyond the threshold and "
-            f"runs not overlapping).\n\n"
-            + markdown_table(["configuration", "date", "commit", "value", "change"], rows)
-            + "\n")
+            rows.append(
+                [
+                    s.label,
+                    point.date[:19],
+                    short_commit(point.commit),
+                    point.summary.text(number),
+                    change,
+                ]
+            )
+    return (
+        f"History, by {metric.title} ({metric.unit('train')} for training, "
+        f"{metric.unit('inference')} for inference): each point the runs of one commit, "
+        f"each change judged against the point before (median beyond the threshold and "
+        f"runs not overlapping).\n\n"
+        + markdown_table(["configuration", "date", "commit", "value", "change"], rows)
+        + "\n"
+    )
 
 
 def write_csv(found, path: Path):
     with open(path, "w", newline="") as f:
         writer = csv.writer(f)
-        writer.writerow(["framework", "task", "column", "date", "commit", "median", "low",
-                         "high", "n", "change"])
+        writer.writerow(
+            [
+                "framework",
+                "task",
+                "column",
+                "date",
+                "commit",
+                "median",
+                "low",
+                "high",
+                "n",
+                "change",
+            ]
+        )
         for s in found:
             for p in s.points:
-                writer.writerow([s.row, s.task, s.column, p.date, p.commit, p.summary.median,
-                                 p.summary.low, p.summary.high, p.summary.n,
-                                 p.verdict.kind if p.verdict else ""])
+                writer.writerow(
+                    [
+                        s.row,
+                        s.task,
+                        s.column,
+                        p.date,
+                        p.commit,
+                        p.summary.median,
+                        p.summary.low,
+                        p.summary.high,
+                        p.summary.n,
+                        p.verdict.kind if p.verdict else "",
+                    ]
+                )
 
 
 def figures(found, metric: Metric):
@@ -115,18 +154,36 @@ def figures(found, metric: Metric):
         order = sorted(firsts, key=firsts.get)
         for i, s in enumerate(mine):
             xs = [order.index(p.commit or p.date[:10]) for p in s.points]
-            axes.errorbar(xs, [p.summary.median for p in s.points],
-                          yerr=[[p.summary.median - p.summary.low for p in s.points],
-                                [p.summary.high - p.summary.median for p in s.points]],
-                          marker="o", capsize=3, color=f"C{i}", label=s.label)
+            axes.errorbar(
+                xs,
+                [p.summary.median for p in s.points],
+                yerr=[
+                    [p.summary.median - p.summary.low for p in s.points],
+                    [p.summary.high - p.summary.median for p in s.points],
+                ],
+                marker="o",
+                capsize=3,
+                color=f"C{i}",
+                label=s.label,
+            )
             for x, p in zip(xs, s.points):
                 if p.verdict and p.verdict.changed:
                     slower = p.verdict.kind == SLOWER
-                    axes.plot(x, p.summary.median, marker="v" if slower else "^",
-                              markersize=12, color="red" if slower else "green")
-        axes.set_xticks(range(len(order)),
-                        [f"{short_commit(k) if k in firsts and len(k) > 10 else ''}\n"
-                         f"{firsts[k][:10]}" for k in order], fontsize=7)
+                    axes.plot(
+                        x,
+                        p.summary.median,
+                        marker="v" if slower else "^",
+                        markersize=12,
+                        color="red" if slower else "green",
+                    )
+        axes.set_xticks(
+            range(len(order)),
+            [
+                f"{short_commit(k) if k in firsts and len(k) > 10 else ''}\n{firsts[k][:10]}"
+                for k in order
+            ],
+            fontsize=7,
+        )
         better = "higher" if metric.higher_is_better else "lower"
         axes.set_ylabel(f"{metric.title} ({better} is better)")
         axes.set_title(f"{title(task)}: history by commit")

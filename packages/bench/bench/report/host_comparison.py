@@ -2,6 +2,7 @@
 hosts — two host names, or one host with another CPU set (the CPUs a run may use are part of
 its hardware) — compared by the one rule of bench.report.verdict: "node1 (Intel Xeon ..., 2
 CPUs) ran 1.52× (1.45–1.60) faster than node2 (...)"."""
+
 import itertools
 
 from . import verdict
@@ -23,12 +24,14 @@ def pairs(grid: Grid, min_change=0.05, min_runs=2):
         for a, b in itertools.combinations(configurations, 2):
             if _machine(a) == _machine(b):
                 continue
-            judged = verdict.judge(grid.metric, a.values(grid.metric), b.values(grid.metric),
-                                   min_change, min_runs)
+            judged = verdict.judge(
+                grid.metric, a.values(grid.metric), b.values(grid.metric), min_change, min_runs
+            )
             if judged.ratio < 1:
                 a, b = b, a
-                judged = verdict.judge(grid.metric, a.values(grid.metric),
-                                       b.values(grid.metric), min_change, min_runs)
+                judged = verdict.judge(
+                    grid.metric, a.values(grid.metric), b.values(grid.metric), min_change, min_runs
+                )
             found.append((a, b, judged))
     return found
 
@@ -44,11 +47,33 @@ def _host(c):
 def markdown(found, metric, min_runs=2) -> str:
     if not found:
         return ""
-    rows = [[a.first.display_name, title(a.task), a.first.precision,
-             _host(a), _host(b), f"{v.ratio:.2f}× ({v.low:.2f}–{v.high:.2f})",
-             v.text(min_runs)] for a, b, v in found]
-    return (f"Host against host, by {metric.title} (the same configuration on two hosts; "
-            f"a change is real when the medians differ beyond the threshold and the runs do "
-            f"not overlap):\n\n"
-            + markdown_table(["framework", "task", "precision", "faster host", "other host",
-                              "speed ratio", "verdict"], rows) + "\n")
+    rows = [
+        [
+            a.first.display_name,
+            title(a.task),
+            a.first.precision,
+            _host(a),
+            _host(b),
+            f"{v.ratio:.2f}× ({v.low:.2f}–{v.high:.2f})",
+            v.text(min_runs),
+        ]
+        for a, b, v in found
+    ]
+    return (
+        f"Host against host, by {metric.title} (the same configuration on two hosts; "
+        f"a change is real when the medians differ beyond the threshold and the runs do "
+        f"not overlap):\n\n"
+        + markdown_table(
+            [
+                "framework",
+                "task",
+                "precision",
+                "faster host",
+                "other host",
+                "speed ratio",
+                "verdict",
+            ],
+            rows,
+        )
+        + "\n"
+    )

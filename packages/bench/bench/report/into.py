@@ -6,6 +6,7 @@ The file is rewritten whole (a temporary file renamed over it) with its permissi
 read-only file (no write permission for anyone, or none for this user) is refused, never
 replaced: making it read-only says that it is not to be rewritten.
 """
+
 import os
 import re
 import shlex
@@ -25,11 +26,16 @@ def blocks(path: Path, wanted):
         lines = path.read_text().splitlines(keepends=True)
     except OSError as exc:
         raise ValueError(f"--into {path}: cannot read it ({exc.strerror or exc})") from None
-    starts = [i for i in _unfenced(lines)
-              if (m := MARKER.match(lines[i].rstrip("\n"))) and shlex.split(m.group(1)) == wanted]
+    starts = [
+        i
+        for i in _unfenced(lines)
+        if (m := MARKER.match(lines[i].rstrip("\n"))) and shlex.split(m.group(1)) == wanted
+    ]
     if not starts:
-        raise ValueError(f"--into {path}: no line `<!-- bench report: {shlex.join(wanted)} -->` "
-                         f"in it; put that line and `{END_MARKER}` where the table goes")
+        raise ValueError(
+            f"--into {path}: no line `<!-- bench report: {shlex.join(wanted)} -->` "
+            f"in it; put that line and `{END_MARKER}` where the table goes"
+        )
     return lines, starts
 
 
@@ -41,9 +47,11 @@ def check_writable(path: Path):
     except OSError:
         return  # blocks() says why it cannot be read
     if not mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH):
-        raise ValueError(f"--into {path}: the file is read-only (mode "
-                         f"{stat.S_IMODE(mode):04o}); it is left as it is: make it writable "
-                         f"(chmod u+w {shlex.quote(str(path))}) to regenerate its table")
+        raise ValueError(
+            f"--into {path}: the file is read-only (mode "
+            f"{stat.S_IMODE(mode):04o}); it is left as it is: make it writable "
+            f"(chmod u+w {shlex.quote(str(path))}) to regenerate its table"
+        )
     try:
         read_only_fs = bool(os.statvfs(path).f_flag & os.ST_RDONLY)
     except OSError:
@@ -51,20 +59,24 @@ def check_writable(path: Path):
     if read_only_fs:
         raise ValueError(f"--into {path}: cannot write it: it is on a read-only file system")
     if not os.access(path, os.W_OK):
-        raise ValueError(f"--into {path}: cannot write it: this user may not (mode "
-                         f"{stat.S_IMODE(mode):04o})")
+        raise ValueError(
+            f"--into {path}: cannot write it: this user may not (mode {stat.S_IMODE(mode):04o})"
+        )
 
 
 def replace(path: Path, lines, starts, table):
     """Write path with each block that starts at `starts` holding `table`, keeping the file's
     permissions; ValueError (one line) when it cannot be written."""
     for start in reversed(starts):
-        end = next((i for i in range(start + 1, len(lines))
-                    if lines[i].rstrip("\n") == END_MARKER), None)
+        end = next(
+            (i for i in range(start + 1, len(lines)) if lines[i].rstrip("\n") == END_MARKER), None
+        )
         if end is None:
-            raise ValueError(f"--into {path}: line {start + 1} opens a bench report block that "
-                             f"no `{END_MARKER}` line closes")
-        lines[start + 1:end] = ["\n", table, "\n"]
+            raise ValueError(
+                f"--into {path}: line {start + 1} opens a bench report block that "
+                f"no `{END_MARKER}` line closes"
+            )
+        lines[start + 1 : end] = ["\n", table, "\n"]
     try:
         mode = stat.S_IMODE(path.stat().st_mode)
         files.write_bytes(path, "".join(lines).encode(), mode=mode)

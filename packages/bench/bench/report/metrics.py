@@ -8,6 +8,7 @@ framework's speed; a full run's total is the figure the 2018 table printed. When
 run measured a steady state (one epoch each, `preset=quick`) the headline is the throughput
 over every epoch, which is what such a run measured, named as such.
 """
+
 import statistics
 from dataclasses import dataclass
 from typing import Optional
@@ -65,24 +66,48 @@ def _time_to_target(stats, result, kind):
     return stats.get("time_to_target_s") if kind == "train" else None
 
 
-_READERS = {"steady": _steady, "total": _total, "throughput": _throughput, "first": _first,
-            "utilisation": _utilisation, "time_to_target": _time_to_target}
+_READERS = {
+    "steady": _steady,
+    "total": _total,
+    "throughput": _throughput,
+    "first": _first,
+    "utilisation": _utilisation,
+    "time_to_target": _time_to_target,
+}
 METRICS = {
-    "steady": Metric("steady", "steady-state throughput", True,
-                     {"train": "examples/s", "inference": "images/s"}),
-    "total": Metric("total", "total time", False,
-                    {"train": "s (every epoch)", "inference": "s per 1000 images"}),
-    "throughput": Metric("throughput", "throughput over every epoch", True,
-                         {"train": "examples/s", "inference": "images/s"}),
-    "first": Metric("first", "first epoch's time", False,
-                    {"train": "s (first epoch)", "inference": "s (warm-up)"}),
+    "steady": Metric(
+        "steady", "steady-state throughput", True, {"train": "examples/s", "inference": "images/s"}
+    ),
+    "total": Metric(
+        "total", "total time", False, {"train": "s (every epoch)", "inference": "s per 1000 images"}
+    ),
+    "throughput": Metric(
+        "throughput",
+        "throughput over every epoch",
+        True,
+        {"train": "examples/s", "inference": "images/s"},
+    ),
+    "first": Metric(
+        "first",
+        "first epoch's time",
+        False,
+        {"train": "s (first epoch)", "inference": "s (warm-up)"},
+    ),
     # achieved model FLOP/s over the host's peak matrix product (`python -m bench peak`)
-    "utilisation": Metric("utilisation", "host utilisation", True,
-                          {"train": "of the host's peak", "inference": "of the host's peak"}),
+    "utilisation": Metric(
+        "utilisation",
+        "host utilisation",
+        True,
+        {"train": "of the host's peak", "inference": "of the host's peak"},
+    ),
     # MLPerf's and DAWNBench's figure: training seconds until the test accuracy first reached
     # the task's quality target (evaluations at epoch ends, outside the timed window)
-    "time_to_target": Metric("time_to_target", "time to the quality target", False,
-                             {"train": "s to the target", "inference": "none"}),
+    "time_to_target": Metric(
+        "time_to_target",
+        "time to the quality target",
+        False,
+        {"train": "s to the target", "inference": "none"},
+    ),
 }
 CHOICES = ("auto", *METRICS)
 

@@ -11,6 +11,7 @@ a uniform guess (1 / classes; 0.5 for DenseNet-121's mean ROC-AUC). Inference ta
 quality status; results without a target (written before targets existed, or data with none
 declared) are judged at chance or not, and otherwise "no target".
 """
+
 import statistics
 from dataclasses import dataclass
 from typing import Optional
@@ -22,7 +23,12 @@ from .collection import Configuration, Result
 CHANCE_MARGIN = 0.05  # accuracy (fraction) above a uniform guess still counted as chance
 
 REACHED, BELOW_TARGET, AT_CHANCE, NO_TARGET, NOT_APPLICABLE = (
-    "reached", "below_target", "at_chance", "no_target", "not_applicable")
+    "reached",
+    "below_target",
+    "at_chance",
+    "no_target",
+    "not_applicable",
+)
 RANKED = (REACHED, NO_TARGET, NOT_APPLICABLE)  # statuses a configuration may be ranked with
 
 
@@ -78,12 +84,16 @@ class Quality:
     def reason(self) -> str:
         """Why it is not ranked, in one line ("" when it is)."""
         if self.status == AT_CHANCE:
-            return (f"its test accuracy {_percent(self.accuracy)} is at chance (a uniform "
-                    f"guess: {_percent(self.chance)})")
+            return (
+                f"its test accuracy {_percent(self.accuracy)} is at chance (a uniform "
+                f"guess: {_percent(self.chance)})"
+            )
         if self.status == BELOW_TARGET:
-            which = (f"{self.below} of {self.runs} runs" if self.runs > 1 else "its run")
-            return (f"{which} did not reach the quality target {_percent(self.target)} "
-                    f"(test accuracy {_percent(self.accuracy)})")
+            which = f"{self.below} of {self.runs} runs" if self.runs > 1 else "its run"
+            return (
+                f"{which} did not reach the quality target {_percent(self.target)} "
+                f"(test accuracy {_percent(self.accuracy)})"
+            )
         return ""
 
 

@@ -18,6 +18,7 @@ statuses (`python -m bench check` and `reproduce` use it as the report does);
 `against_fastest(grid, configuration)` compares a table cell with its column's fastest
 ranked configuration (the × column).
 """
+
 from dataclasses import dataclass
 from typing import Optional
 
@@ -32,7 +33,12 @@ RESAMPLES = 4000
 SEED = 0
 
 FASTER, SLOWER, NO_DIFFERENCE, NO_INTERVAL, NOT_COMPARED = (
-    "faster", "slower", "no difference shown", "no interval", "not compared")
+    "faster",
+    "slower",
+    "no difference shown",
+    "no interval",
+    "not compared",
+)
 
 
 @dataclass(frozen=True)
@@ -118,9 +124,11 @@ class Comparison:
 
     def why_not(self, a_name="it", b_name="the other") -> str:
         """Why A and B are not compared (one line), or ""."""
-        reasons = [f"{name}: {q.reason()}" for name, q in ((a_name, self.quality_a),
-                                                            (b_name, self.quality_b))
-                   if not q.ranked]
+        reasons = [
+            f"{name}: {q.reason()}"
+            for name, q in ((a_name, self.quality_a), (b_name, self.quality_b))
+            if not q.ranked
+        ]
         return "; ".join(reasons)
 
 
@@ -129,8 +137,7 @@ def compare(metric: Metric, a: Configuration, b: Configuration) -> Optional[Comp
     a_values, b_values = a.values(metric), b.values(metric)
     if not a_values or not b_values:
         return None
-    return Comparison(a, b, bootstrap(metric, a_values, b_values), quality.of(a),
-                      quality.of(b))
+    return Comparison(a, b, bootstrap(metric, a_values, b_values), quality.of(a), quality.of(b))
 
 
 def fastest(grid: Grid, task, column) -> Optional[Configuration]:

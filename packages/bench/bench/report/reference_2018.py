@@ -7,6 +7,7 @@ figure the 2018 table printed. For shorter runs the report says so and compares 
 example (or per image) instead, labelled as such: a smoke run's seconds beside a full run's
 would mislead. Other GPUs (K80, P100), CUDA 8, cuDNN 6, real CIFAR-10/IMDB: a reading aid.
 """
+
 import csv
 from pathlib import Path
 
@@ -44,17 +45,22 @@ class Reference:
     def markdown(self):
         columns = [(task, gpu) for task in self.tasks() for gpu in self.gpus(task)]
         header = ["framework"] + [f"{title(task)} {gpu}" for task, gpu in columns]
-        rows = [[fw] + [self.text(fw, task, gpu) for task, gpu in columns]
-                for fw in self.frameworks]
-        return (f"2018 reference (DeepLearningFrameworks' published figures; {self.hardware}; "
-                f"seconds: CNN and RNN training, every epoch; ResNet-50 per 1,000 images; not "
-                f"measured here):\n\n{markdown_table(header, rows)}\n")
+        rows = [
+            [fw] + [self.text(fw, task, gpu) for task, gpu in columns] for fw in self.frameworks
+        ]
+        return (
+            f"2018 reference (DeepLearningFrameworks' published figures; {self.hardware}; "
+            f"seconds: CNN and RNN training, every epoch; ResNet-50 per 1,000 images; not "
+            f"measured here):\n\n{markdown_table(header, rows)}\n"
+        )
 
 
 def load(path: Path = DATA) -> Reference:
     lines = Path(path).read_text().splitlines()
-    hardware = next((line.split(":", 1)[1].strip() for line in lines
-                     if line.startswith("# hardware:")), "hardware unknown")
+    hardware = next(
+        (line.split(":", 1)[1].strip() for line in lines if line.startswith("# hardware:")),
+        "hardware unknown",
+    )
     rows = list(csv.DictReader(line for line in lines if not line.startswith("#")))
     for row in rows:
         float(row["seconds"])  # a figure that is not a number is an error in the data file
@@ -73,12 +79,18 @@ def like_for_like(grid: Grid, task):
 
 def extra_columns(grid: Grid, reference: Reference):
     """tables.table's `extra`: the 2018 columns of the tasks that are like for like."""
+
     def extra(task):
         if like_for_like(grid, task) is not None:
             return []
-        return [(f"{title(task)} {gpu} (2018)",
-                 lambda row, g=gpu: reference.text(grid.display_names[row], task, g))
-                for gpu in reference.gpus(task)]
+        return [
+            (
+                f"{title(task)} {gpu} (2018)",
+                lambda row, g=gpu: reference.text(grid.display_names[row], task, g),
+            )
+            for gpu in reference.gpus(task)
+        ]
+
     return extra
 
 
@@ -109,19 +121,34 @@ def markdown_section(grid: Grid, reference: Reference) -> str:
         gpus = reference.gpus(task)
         rows = []
         for row in grid.rows:
-            ours = [our_per_example(grid, grid.cells[row, task, c]) if (row, task, c) in
-                    grid.cells and grid.cells[row, task, c].status == "ok" else None
-                    for c in columns]
+            ours = [
+                our_per_example(grid, grid.cells[row, task, c])
+                if (row, task, c) in grid.cells and grid.cells[row, task, c].status == "ok"
+                else None
+                for c in columns
+            ]
             theirs = [reference.seconds(grid.display_names[row], task, g) for g in gpus]
             if any(v is not None for v in ours):
-                rows.append([row] + [_ms(v) for v in ours]
-                            + [_ms(per_example_seconds(task, v)) if v else "" for v in theirs])
+                rows.append(
+                    [row]
+                    + [_ms(v) for v in ours]
+                    + [_ms(per_example_seconds(task, v)) if v else "" for v in theirs]
+                )
         unit = "image" if spec.TASKS[task].kind == "inference" else "training example"
-        text += (f"\n2018 figures for {title(task)}: not beside the cells ({why}). Per {unit} "
-                 f"instead, in milliseconds (ours: steady state; 2018: their total over SPEC's "
-                 f"examples and epochs, first epoch included):\n\n"
-                 + markdown_table(["framework", *[f"{title(task)} {c}" for c in columns],
-                                   *[f"{gpu} (2018)" for gpu in gpus]], rows) + "\n")
+        text += (
+            f"\n2018 figures for {title(task)}: not beside the cells ({why}). Per {unit} "
+            f"instead, in milliseconds (ours: steady state; 2018: their total over SPEC's "
+            f"examples and epochs, first epoch included):\n\n"
+            + markdown_table(
+                [
+                    "framework",
+                    *[f"{title(task)} {c}" for c in columns],
+                    *[f"{gpu} (2018)" for gpu in gpus],
+                ],
+                rows,
+            )
+            + "\n"
+        )
     return text + "\n" + reference.markdown()
 
 

@@ -8,6 +8,7 @@ medians over repeats), the scaling efficiency that speed-up over N (1.0: linear)
 N processes share the same cores as the one-device run's threads: an efficiency near 1/N
 there means the data-parallel path costs nothing extra, not that it scales.
 """
+
 import json
 import statistics
 from dataclasses import dataclass
@@ -46,8 +47,11 @@ class Scaling:
 
 def pairs(grid: Grid):
     """A Scaling per N-device configuration whose one-device twin is in the grid."""
-    singles = {_without_devices(c): c for c in grid.configurations
-               if c.first.kind == "train" and devices_of(c) == 1}
+    singles = {
+        _without_devices(c): c
+        for c in grid.configurations
+        if c.first.kind == "train" and devices_of(c) == 1
+    }
     found = []
     for c in grid.configurations:
         n = devices_of(c)
@@ -66,16 +70,35 @@ def efficiency_of(grid: Grid):
 
 
 def markdown(found) -> str:
-    header = ["framework", "task", "column", "devices", "examples/s", "1 device",
-              "speed-up", "scaling efficiency"]
+    header = [
+        "framework",
+        "task",
+        "column",
+        "devices",
+        "examples/s",
+        "1 device",
+        "speed-up",
+        "scaling efficiency",
+    ]
     rows = []
     for s in found:
         c = s.configuration
-        rows.append([c.row, tables.title(c.task), c.column, str(s.devices),
-                     tables.number(throughput(c)), tables.number(throughput(s.single)),
-                     f"{s.speedup:.2f}x" if s.speedup else tables.NOT_OK.get(c.status, c.status),
-                     tables.percent(s.efficiency) if s.efficiency else ""])
-    return ("Data-parallel scaling: examples per second (every device's, steady epochs) on N "
-            "devices against the same configuration on one; scaling efficiency = speed-up / "
-            "N. On a CPU the N processes share the one-device run's cores.\n\n"
-            + tables.markdown_table(header, rows) + "\n")
+        rows.append(
+            [
+                c.row,
+                tables.title(c.task),
+                c.column,
+                str(s.devices),
+                tables.number(throughput(c)),
+                tables.number(throughput(s.single)),
+                f"{s.speedup:.2f}x" if s.speedup else tables.NOT_OK.get(c.status, c.status),
+                tables.percent(s.efficiency) if s.efficiency else "",
+            ]
+        )
+    return (
+        "Data-parallel scaling: examples per second (every device's, steady epochs) on N "
+        "devices against the same configuration on one; scaling efficiency = speed-up / "
+        "N. On a CPU the N processes share the one-device run's cores.\n\n"
+        + tables.markdown_table(header, rows)
+        + "\n"
+    )

@@ -3,6 +3,7 @@ sentences), printed and written (summary.md, results.csv with every result). Run
 before starting (unsupported, not_installed) are counted in one line, not tabled, as in a
 report. The command line hands `summarise` to the run layer, which calls it when a sweep ends,
 still holding the sweep directory's lock (bench.run.sweep.SweepLock)."""
+
 from pathlib import Path
 
 from bench_shared import contract
@@ -42,12 +43,16 @@ def summarise(sweep_dir: Path, wall=None):
         rows = ", ".join(sorted({r.display_name for r in found if r.status in left_out}))
         text += ("\n" if text else "") + (
             f"Not in the table, refused before starting: {counts} ({rows}); `python -m bench "
-            f"report {sweep_dir} --status all` shows them.\n")
+            f"report {sweep_dir} --status all` shows them.\n"
+        )
     files.write_text(sweep_dir / "summary.md", text)
     efficiency = scaling.efficiency_of(collection.Grid(shown)) if shown else {}
     tables.write_csv(found, sweep_dir / "results.csv", efficiency)
-    print(f"\n{text}\nsummary: {sweep_dir / 'summary.md'} (charts and baselines: "
-          f"python -m bench report {sweep_dir})", flush=True)
+    print(
+        f"\n{text}\nsummary: {sweep_dir / 'summary.md'} (charts and baselines: "
+        f"python -m bench report {sweep_dir})",
+        flush=True,
+    )
     print(counts_line(statuses, wall), flush=True)
     return statuses
 

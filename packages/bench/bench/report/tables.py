@@ -8,6 +8,7 @@ A configuration below its quality target or at chance (bench.report.quality) is 
 fastest and never "faster": its × says why instead. Every ratio carries its 95 % interval
 (bench.report.ratios); one whose interval holds 1 is "no difference shown".
 """
+
 import csv
 import json
 from pathlib import Path
@@ -17,8 +18,12 @@ from .collection import REFUSED, Grid, Result, steady_state, uniform_text
 
 TITLES = {"cnn": "CNN", "resnet50": "ResNet-50", "rnn": "RNN", "densenet": "DenseNet-121"}
 FAILED, INVALID, UNSUPPORTED, MISSING = "failed", "invalid", "—", ""
-NOT_OK = {"failed": FAILED, "invalid": INVALID, "not_installed": "not_installed",
-          "interrupted": "interrupted"}
+NOT_OK = {
+    "failed": FAILED,
+    "invalid": INVALID,
+    "not_installed": "not_installed",
+    "interrupted": "interrupted",
+}
 NO_STEADY = "†"  # a training cell under a steady-state heading whose runs had one epoch
 NOT_REACHED = "not reached"
 
@@ -46,8 +51,9 @@ def legend(grid: Grid) -> str:
     better = "higher" if m.higher_is_better else "lower"
     text = f"Cells: {m.title} ({_units(grid)}; {better} is better), the median of the runs"
     if any(n > 1 for n in counts):
-        spread = "min–max" + ("; the interquartile range from 5 runs" if any(n >= 5 for n in
-                                                                             counts) else "")
+        spread = "min–max" + (
+            "; the interquartile range from 5 runs" if any(n >= 5 for n in counts) else ""
+        )
         text += f" with its spread ({spread}) and their number"
     else:
         text += " and their number"
@@ -57,34 +63,59 @@ def legend(grid: Grid) -> str:
             text += " (DenseNet-121: the mean ROC-AUC)"
     text += "."
     if m.name == "time_to_target" and any(
-            len(c.values(m)) < len(c.ok) for c in ok):  # a run that did not reach it
-        text += (f" {NOT_REACHED}: no evaluation of the run reached its quality target; "
-                 f"(k of n not reached): the figure is of the runs that did.")
+        len(c.values(m)) < len(c.ok) for c in ok
+    ):  # a run that did not reach it
+        text += (
+            f" {NOT_REACHED}: no evaluation of the run reached its quality target; "
+            f"(k of n not reached): the figure is of the runs that did."
+        )
     if any(marked(c, m) for c in ok):
-        text += (f" {NO_STEADY}: no steady state (one epoch each): the figure includes the "
-                 f"first epoch's warm-up.")
+        text += (
+            f" {NO_STEADY}: no steady state (one epoch each): the figure includes the "
+            f"first epoch's warm-up."
+        )
     statuses = [quality.of(c) for c in ok]
-    intervals = any((found := _relative(grid, c)[1]) and found.ratio.has_interval
-                    for c in ok)
-    text += (" ×: how many times slower than the column's fastest row (1.00: the fastest)"
-             + (", with its 95 % interval (a seeded bootstrap over the repeats; none where a "
-                "side has one run)" if intervals else "") + ".")
+    intervals = any((found := _relative(grid, c)[1]) and found.ratio.has_interval for c in ok)
+    text += (
+        " ×: how many times slower than the column's fastest row (1.00: the fastest)"
+        + (
+            ", with its 95 % interval (a seeded bootstrap over the repeats; none where a "
+            "side has one run)"
+            if intervals
+            else ""
+        )
+        + "."
+    )
     unranked = sorted({q.short for q in statuses if not q.ranked})
     if unranked:
-        text += (f" {' / '.join(unranked)}: not ranked, for its quality (the test accuracy "
-                 f"did not reach the task's target, or is no better than a uniform guess).")
+        text += (
+            f" {' / '.join(unranked)}: not ranked, for its quality (the test accuracy "
+            f"did not reach the task's target, or is no better than a uniform guess)."
+        )
     present = {c.status for c in shown}
-    said = {"failed": "failed: the run failed",
-            "invalid": "invalid: its loss became NaN/inf or diverged",
-            "interrupted": "interrupted: a signal cut it short",
-            "not_installed": "not_installed: its environment is not built on that host",
-            "unsupported": f"{UNSUPPORTED}: unsupported"}
+    said = {
+        "failed": "failed: the run failed",
+        "invalid": "invalid: its loss became NaN/inf or diverged",
+        "interrupted": "interrupted: a signal cut it short",
+        "not_installed": "not_installed: its environment is not built on that host",
+        "unsupported": f"{UNSUPPORTED}: unsupported",
+    }
     notes = [said[s] for s in said if s in present]
-    if any((row, task, column) not in grid.cells for row in grid.rows
-           for task, columns in grid.columns.items() for column in columns):
+    if any(
+        (row, task, column) not in grid.cells
+        for row in grid.rows
+        for task, columns in grid.columns.items()
+        for column in columns
+    ):
         refused = [s for s in REFUSED if grid.left_out.get(s)]
-        notes.append("blank: not run" + (f", or refused before running ({' or '.join(refused)}; "
-                                         f"`--status all` shows them)" if refused else ""))
+        notes.append(
+            "blank: not run"
+            + (
+                f", or refused before running ({' or '.join(refused)}; `--status all` shows them)"
+                if refused
+                else ""
+            )
+        )
     if notes:
         text += " " + "; ".join(notes) + "."
     return text
@@ -145,8 +176,9 @@ def _relative(grid: Grid, configuration):
     if found.a is configuration:
         return "1.00", None
     r = found.ratio
-    return (f"{r.ratio:.2f} ({r.low:.2f}–{r.high:.2f})" if r.has_interval else
-            f"{r.ratio:.2f}"), found
+    return (
+        f"{r.ratio:.2f} ({r.low:.2f}–{r.high:.2f})" if r.has_interval else f"{r.ratio:.2f}"
+    ), found
 
 
 def relative(grid: Grid, task, column, row):
@@ -188,10 +220,11 @@ def table(grid: Grid, extra=None):
     for task, columns in grid.columns.items():
         for column in columns:
             header += [heading(task, column), f"{heading(task, column)} ×"]
-            getters.append(lambda row, t=task, c=column: cell(grid.cells.get((row, t, c)),
-                                                             grid.metric))
+            getters.append(
+                lambda row, t=task, c=column: cell(grid.cells.get((row, t, c)), grid.metric)
+            )
             getters.append(lambda row, t=task, c=column: relative(grid, t, c, row))
-        for name, get in (extra(task) if extra else ()):
+        for name, get in extra(task) if extra else ():
             header.append(name)
             getters.append(get)
     return header, [[row] + [get(row) for get in getters] for row in grid.rows]
@@ -205,8 +238,7 @@ def shared_line(grid: Grid) -> str:
 def markdown(grid: Grid, extra=None) -> str:
     """The legend and the table (bench.report.reference_2018 passes the 2018 columns as
     `extra`)."""
-    return (legend(grid) + shared_line(grid) + "\n\n" + markdown_table(*table(grid, extra))
-            + "\n")
+    return legend(grid) + shared_line(grid) + "\n\n" + markdown_table(*table(grid, extra)) + "\n"
 
 
 def comparisons(grid: Grid):
@@ -221,15 +253,21 @@ def comparisons(grid: Grid):
             if best is None:
                 continue
             faster, same, unranked = [], [], []
-            others = [grid.cells[row, task, column] for row in grid.rows
-                      if (row, task, column) in grid.cells]
+            others = [
+                grid.cells[row, task, column]
+                for row in grid.rows
+                if (row, task, column) in grid.cells
+            ]
             others = [c for c in others if c is not best and c.status == "ok"]
             for c in others:
                 q = quality.of(c)
                 if not q.ranked:
                     unranked.append(f"{c.row} ({q.short})")
-            compared = [(c, ratios.compare(grid.metric, best, c)) for c in others
-                        if quality.of(c).ranked and c.summary(grid.metric)]
+            compared = [
+                (c, ratios.compare(grid.metric, best, c))
+                for c in others
+                if quality.of(c).ranked and c.summary(grid.metric)
+            ]
             compared.sort(key=lambda cc: cc[1].ratio.ratio)
             for c, comparison in compared:
                 r = comparison.ratio
@@ -245,16 +283,28 @@ def comparisons(grid: Grid):
             parts = []
             if faster:
                 bare = not any(interval for _, interval in faster)  # one run a side, each
-                phrases = [text + ("" if interval or bare else " (n=1: no interval)")
-                           for text, interval in faster]
-                parts.append(f"{best.row} ran " + ", ".join(phrases) + f" on {where}"
-                             + (" (n=1: no interval)" if bare else ""))
+                phrases = [
+                    text + ("" if interval or bare else " (n=1: no interval)")
+                    for text, interval in faster
+                ]
+                parts.append(
+                    f"{best.row} ran "
+                    + ", ".join(phrases)
+                    + f" on {where}"
+                    + (" (n=1: no interval)" if bare else "")
+                )
             if same:
-                parts.append(f"no difference shown between {best.row} and "
-                             + ", ".join(same) + ("" if faster else f" on {where}"))
+                parts.append(
+                    f"no difference shown between {best.row} and "
+                    + ", ".join(same)
+                    + ("" if faster else f" on {where}")
+                )
             if unranked:
-                parts.append("not compared: " + ", ".join(unranked)
-                             + ("" if faster or same else f" on {where}"))
+                parts.append(
+                    "not compared: "
+                    + ", ".join(unranked)
+                    + ("" if faster or same else f" on {where}")
+                )
             sentence = "; ".join(parts)
             found.append((task, column, sentence[0].upper() + sentence[1:]))
     return found
@@ -264,16 +314,18 @@ def comparisons_markdown(grid: Grid) -> str:
     found = comparisons(grid)
     if not found:
         return ""
-    return (f"By {grid.metric.title}; each range is the ratio's 95 % interval from a seeded "
-            f"bootstrap over the repeats (n=1: none), and a ratio whose interval holds 1 is "
-            f"no difference shown:\n\n"
-            + "\n".join(f"- {sentence}." for _, _, sentence in found) + "\n")
+    return (
+        f"By {grid.metric.title}; each range is the ratio's 95 % interval from a seeded "
+        f"bootstrap over the repeats (n=1: none), and a ratio whose interval holds 1 is "
+        f"no difference shown:\n\n" + "\n".join(f"- {sentence}." for _, _, sentence in found) + "\n"
+    )
 
 
 def has_targets(runs) -> bool:
     """Whether any ok training run recorded a quality target (a time-to-target table)."""
-    return any(r.kind == "train" and r.status == "ok" and quality.target_of(r) is not None
-               for r in runs)
+    return any(
+        r.kind == "train" and r.status == "ok" and quality.target_of(r) is not None for r in runs
+    )
 
 
 def time_to_target_grid(grid: Grid):
@@ -281,8 +333,11 @@ def time_to_target_grid(grid: Grid):
     target, or the grid already shows it)."""
     if grid.metric.name == "time_to_target" or not has_targets(grid.runs):
         return None
-    return Grid([r for r in grid.runs if r.kind == "train"], by_host=grid.by_host,
-                metric_name="time_to_target")
+    return Grid(
+        [r for r in grid.runs if r.kind == "train"],
+        by_host=grid.by_host,
+        metric_name="time_to_target",
+    )
 
 
 def time_to_target_markdown(grid: Grid) -> str:
@@ -290,26 +345,81 @@ def time_to_target_markdown(grid: Grid) -> str:
     ttt = time_to_target_grid(grid)
     if ttt is None:
         return ""
-    targets = sorted({(title(r.task), r.data, quality.target_of(r)) for r in ttt.runs
-                      if r.status == "ok" and quality.target_of(r) is not None})
+    targets = sorted(
+        {
+            (title(r.task), r.data, quality.target_of(r))
+            for r in ttt.runs
+            if r.status == "ok" and quality.target_of(r) is not None
+        }
+    )
     declared = "; ".join(f"{t} {percent(v)} test accuracy ({d} data)" for t, d, v in targets)
-    return (f"Time to the quality target (targets: {declared}). " + legend(ttt)
-            + shared_line(ttt) + "\n\n" + markdown_table(*table(ttt)) + "\n")
+    return (
+        f"Time to the quality target (targets: {declared}). "
+        + legend(ttt)
+        + shared_line(ttt)
+        + "\n\n"
+        + markdown_table(*table(ttt))
+        + "\n"
+    )
 
 
 # one flat row per run: what a spreadsheet needs, nothing nested
-CSV_FIELDS = ["path", "status", "task", "framework", "display_name", "device", "hardware",
-              "precision", "preset", "data", "seed", "hostname", "finished", "tuned",
-              "train_seconds", "first_epoch_seconds", "steady_epoch_seconds",
-              "steady_state_measured", "examples_per_second", "seconds_per_1000_images",
-              "images_per_second", "achieved_gflops", "utilisation", "host_utilisation",
-              "devices", "scaling_efficiency", "accuracy", "test_examples", "quality_target",
-              "target_reached", "time_to_target_s", "target_epoch", "peak_rss_bytes",
-              "device_peak_bytes", "param_count", "framework_versions", "git_commit", "error"]
-STATS = ("train_seconds", "first_epoch_seconds", "steady_epoch_seconds",
-         "steady_state_measured", "examples_per_second", "seconds_per_1000_images",
-         "images_per_second", "achieved_gflops", "utilisation", "host_utilisation",
-         "quality_target", "target_reached", "time_to_target_s", "target_epoch")
+CSV_FIELDS = [
+    "path",
+    "status",
+    "task",
+    "framework",
+    "display_name",
+    "device",
+    "hardware",
+    "precision",
+    "preset",
+    "data",
+    "seed",
+    "hostname",
+    "finished",
+    "tuned",
+    "train_seconds",
+    "first_epoch_seconds",
+    "steady_epoch_seconds",
+    "steady_state_measured",
+    "examples_per_second",
+    "seconds_per_1000_images",
+    "images_per_second",
+    "achieved_gflops",
+    "utilisation",
+    "host_utilisation",
+    "devices",
+    "scaling_efficiency",
+    "accuracy",
+    "test_examples",
+    "quality_target",
+    "target_reached",
+    "time_to_target_s",
+    "target_epoch",
+    "peak_rss_bytes",
+    "device_peak_bytes",
+    "param_count",
+    "framework_versions",
+    "git_commit",
+    "error",
+]
+STATS = (
+    "train_seconds",
+    "first_epoch_seconds",
+    "steady_epoch_seconds",
+    "steady_state_measured",
+    "examples_per_second",
+    "seconds_per_1000_images",
+    "images_per_second",
+    "achieved_gflops",
+    "utilisation",
+    "host_utilisation",
+    "quality_target",
+    "target_reached",
+    "time_to_target_s",
+    "target_epoch",
+)
 
 
 def device_peak_bytes(result):
@@ -323,19 +433,34 @@ def device_peak_bytes(result):
 
 def csv_row(run: Result, scaling_efficiency=None):
     r, stats = run.result, run.result.get("stats") or {}
-    row = {"path": str(run.path), "status": run.status, "task": run.task,
-           "framework": run.framework, "display_name": run.display_name, "device": run.device,
-           "hardware": run.hardware, "precision": run.precision, "preset": run.preset,
-           "data": run.data, "seed": r["config"].get("seed"), "hostname": run.hostname,
-           "finished": run.date, "tuned": bool(r["config"].get("tuned")),
-           "accuracy": r.get("accuracy"), "test_examples": r.get("test_examples"),
-           "peak_rss_bytes": r.get("peak_rss_bytes"), "device_peak_bytes": device_peak_bytes(r),
-           "param_count": r.get("param_count"),
-           "framework_versions": json.dumps((r.get("framework") or {}).get("versions") or {},
-                                            sort_keys=True),
-           "git_commit": (r.get("host") or {}).get("git_commit"),
-           "devices": r["config"].get("devices", 1), "scaling_efficiency": scaling_efficiency,
-           "error": r.get("error") or ""}
+    row = {
+        "path": str(run.path),
+        "status": run.status,
+        "task": run.task,
+        "framework": run.framework,
+        "display_name": run.display_name,
+        "device": run.device,
+        "hardware": run.hardware,
+        "precision": run.precision,
+        "preset": run.preset,
+        "data": run.data,
+        "seed": r["config"].get("seed"),
+        "hostname": run.hostname,
+        "finished": run.date,
+        "tuned": bool(r["config"].get("tuned")),
+        "accuracy": r.get("accuracy"),
+        "test_examples": r.get("test_examples"),
+        "peak_rss_bytes": r.get("peak_rss_bytes"),
+        "device_peak_bytes": device_peak_bytes(r),
+        "param_count": r.get("param_count"),
+        "framework_versions": json.dumps(
+            (r.get("framework") or {}).get("versions") or {}, sort_keys=True
+        ),
+        "git_commit": (r.get("host") or {}).get("git_commit"),
+        "devices": r["config"].get("devices", 1),
+        "scaling_efficiency": scaling_efficiency,
+        "error": r.get("error") or "",
+    }
     row.update({k: stats.get(k) for k in STATS})
     return {k: "" if v is None else v for k, v in row.items()}
 
@@ -347,4 +472,3 @@ def write_csv(runs, path: Path, scaling_efficiency=None):
         writer = csv.DictWriter(f, fieldnames=CSV_FIELDS)
         writer.writeheader()
         writer.writerows(csv_row(run, efficiency.get(str(run.path))) for run in runs)
-

@@ -7,6 +7,7 @@ do the same thing drew medians 10 % apart in two rounds on one quiet machine; th
 overlapped. With fewer than `min_runs` runs on a side nothing can be said, and the verdict says
 so rather than flagging noise.
 """
+
 from dataclasses import dataclass
 
 from .metrics import Metric, Summary, speed_ratio
@@ -29,8 +30,7 @@ class Verdict:
     def text(self, min_runs=2):
         if self.kind == TOO_FEW:
             return f"needs ≥ {min_runs} runs each (has {self.runs[0]} and {self.runs[1]})"
-        how = (f"{self.ratio:.2f}× faster" if self.ratio >= 1 else
-               f"{1 / self.ratio:.2f}× slower")
+        how = f"{self.ratio:.2f}× faster" if self.ratio >= 1 else f"{1 / self.ratio:.2f}× slower"
         return f"{self.kind}: {how}" if self.changed else f"same within noise ({how})"
 
 

@@ -12,6 +12,7 @@ know before trusting a cell or a ratio.
   includes the warm-up), or the note that the table fell back to the throughput over every
   epoch because no run measured a steady state.
 """
+
 from . import quality
 from .collection import Grid
 from .tables import NO_STEADY, heading, marked, number
@@ -37,17 +38,24 @@ def warnings(grid: Grid):
     lines = []
     if grid.metric_name == "auto" and metric.name == "throughput":
         stopped = any(r.result.get("stopped_at_target") for r in grid.runs)
-        lines.append("No training run measured a steady state (one epoch each): the cells show "
-                     "the throughput over every epoch, its first epoch's warm-up included; "
-                     + ("the runs stopped at their quality target (task.stop_at_target=true), "
-                        "and the time to the target ranks them." if stopped else
-                        "run two epochs or more (`preset.epochs=2`) for a steady state."))
+        lines.append(
+            "No training run measured a steady state (one epoch each): the cells show "
+            "the throughput over every epoch, its first epoch's warm-up included; "
+            + (
+                "the runs stopped at their quality target (task.stop_at_target=true), "
+                "and the time to the target ranks them."
+                if stopped
+                else "run two epochs or more (`preset.epochs=2`) for a steady state."
+            )
+        )
     one_epoch = [c for c in ok if marked(c, metric)]
     if one_epoch:
-        lines.append(f"No steady state in {len(one_epoch)} of {len(ok)} configurations under "
-                     f"this steady-state heading ({_names(one_epoch)}): they ran one epoch, "
-                     f"and their figures ({NO_STEADY}) include its warm-up; `--metric "
-                     f"throughput` compares every run over every epoch.")
+        lines.append(
+            f"No steady state in {len(one_epoch)} of {len(ok)} configurations under "
+            f"this steady-state heading ({_names(one_epoch)}): they ran one epoch, "
+            f"and their figures ({NO_STEADY}) include its warm-up; `--metric "
+            f"throughput` compares every run over every epoch."
+        )
     for c in ok:
         q = quality.of(c)
         if not q.ranked:
@@ -55,16 +63,20 @@ def warnings(grid: Grid):
     for c in ok:
         values = c.values(metric)
         if len(values) > 1 and min(values) > 0 and max(values) / min(values) > MAX_SPREAD:
-            lines.append(f"{_label(c)}: its {len(values)} runs lie "
-                         f"{max(values) / min(values):.2f}× apart ({number(min(values))} to "
-                         f"{number(max(values))} {metric.unit(c.first.kind)}), beyond "
-                         f"{MAX_SPREAD:g}×: a busy machine or an unsteady run; its ratios say "
-                         f"little.")
+            lines.append(
+                f"{_label(c)}: its {len(values)} runs lie "
+                f"{max(values) / min(values):.2f}× apart ({number(min(values))} to "
+                f"{number(max(values))} {metric.unit(c.first.kind)}), beyond "
+                f"{MAX_SPREAD:g}×: a busy machine or an unsteady run; its ratios say "
+                f"little."
+            )
     single = [c for c in ok if len(c.values(metric)) == 1]
     if single:
-        lines.append(f"n = 1: {len(single)} of {len(ok)} configurations ran once "
-                     f"({_names(single)}): their ratios have no interval; repeat them "
-                     f"(`-m seed=0,1,2`).")
+        lines.append(
+            f"n = 1: {len(single)} of {len(ok)} configurations ran once "
+            f"({_names(single)}): their ratios have no interval; repeat them "
+            f"(`-m seed=0,1,2`)."
+        )
     return lines
 
 

@@ -1,4 +1,5 @@
 """One benchmark run, from a composed config to result.json: plain functions, no Hydra."""
+
 import dataclasses
 import datetime
 import os
@@ -41,13 +42,22 @@ def effective_task(cfg: Config):
 
 def worker_run(cfg: Config, prepared):
     """The run.json payload: everything the worker needs, nothing it must not know."""
-    declared = {"name": cfg.framework.name, "package": cfg.framework.package,
-                "options": dict(cfg.framework.options),
-                "option_choices": dict(cfg.framework.option_choices),
-                "capabilities": dataclasses.asdict(cfg.framework.capabilities)}
-    run = contract.make_run(declared, cfg.task.name, device=cfg.device.name,
-                            precision=cfg.precision.name, seed=cfg.seed, init=cfg.init.name,
-                            data={"arrays": prepared["arrays"], "limits": prepared["limits"]})
+    declared = {
+        "name": cfg.framework.name,
+        "package": cfg.framework.package,
+        "options": dict(cfg.framework.options),
+        "option_choices": dict(cfg.framework.option_choices),
+        "capabilities": dataclasses.asdict(cfg.framework.capabilities),
+    }
+    run = contract.make_run(
+        declared,
+        cfg.task.name,
+        device=cfg.device.name,
+        precision=cfg.precision.name,
+        seed=cfg.seed,
+        init=cfg.init.name,
+        data={"arrays": prepared["arrays"], "limits": prepared["limits"]},
+    )
     run["task"], run["device"] = effective_task(cfg), dataclasses.asdict(cfg.device)
     run["devices"] = cfg.devices
     if cfg.task.kind == "train":  # the target of the run's data source (None: not declared)
@@ -64,8 +74,10 @@ def init_file(cfg: Config, read=False):
     read: also read it as the worker will (bench_shared.weights.file_weights: names, declared
     shapes, finite values), so that a file the worker would refuse is refused up front."""
     if not cfg.init.path:
-        raise ConfigError("init=file starts from an .npz in the neutral weight layout: give "
-                          "init.path=/path/to/weights.npz (see the README's init=file)")
+        raise ConfigError(
+            "init=file starts from an .npz in the neutral weight layout: give "
+            "init.path=/path/to/weights.npz (see the README's init=file)"
+        )
     path = Path(cfg.init.path).expanduser().absolute()
     if not path.is_file():
         raise ConfigError(f"init.path={cfg.init.path}: no such file")
@@ -100,12 +112,20 @@ def run_benchmark(cfg: Config, config_dict, run_dir: Path, overrides=None, place
         if getattr(exc, "recorded", False):  # while the workers ran: their result is written
             raise
         what = getattr(exc, "what", "Ctrl-C")
-        finish({"status": "interrupted", "interrupted": what,
-                "error": f"interrupted ({what}) before the worker ran"})
+        finish(
+            {
+                "status": "interrupted",
+                "interrupted": what,
+                "error": f"interrupted ({what}) before the worker ran",
+            }
+        )
         raise
     except Exception as exc:  # an orchestrator bug or an OS error is this run's result
-        ended = {"status": "failed", "error": _orchestrator_error(exc, cfg, run_dir),
-                 "traceback": traceback.format_exc()}
+        ended = {
+            "status": "failed",
+            "error": _orchestrator_error(exc, cfg, run_dir),
+            "traceback": traceback.format_exc(),
+        }
     return finish(ended)
 
 
@@ -119,11 +139,15 @@ def _orchestrator_error(exc, cfg, run_dir):
     path = Path(os.fsdecode(exc.filename)).absolute()
     cache = data.cache.cache_root(cfg.data.cache_dir)
     if path.is_relative_to(cache) or cache.is_relative_to(path):
-        return (f"the data cache {cache} cannot be written: {problem}; data.cache_dir=DIR (or "
-                f"BENCH_CACHE_DIR) puts it elsewhere")
+        return (
+            f"the data cache {cache} cannot be written: {problem}; data.cache_dir=DIR (or "
+            f"BENCH_CACHE_DIR) puts it elsewhere"
+        )
     if path.is_relative_to(run_dir) or run_dir.is_relative_to(path):
-        return (f"the run's directory {run_dir} cannot be written: {problem}; hydra.run.dir=DIR "
-                f"(a sweep: hydra.sweep.dir=DIR) puts it elsewhere")
+        return (
+            f"the run's directory {run_dir} cannot be written: {problem}; hydra.run.dir=DIR "
+            f"(a sweep: hydra.sweep.dir=DIR) puts it elsewhere"
+        )
     return f"orchestrator error: {problem}"
 
 
@@ -154,8 +178,11 @@ def _run(cfg, run_dir, place, learned, finish, overrides):
         init_file(cfg, read=True)  # before preparing data that may take long
     check_system(cfg)
     python, found_by = environments.find_python(cfg.framework)
-    learned["worker"] = {"python": python, "found_by": found_by,
-                         "library_path": worker_env.library_path(cfg, python)}
+    learned["worker"] = {
+        "python": python,
+        "found_by": found_by,
+        "library_path": worker_env.library_path(cfg, python),
+    }
     if cfg.framework.r_models:  # R's BLAS is global in the R worker's process: it moves speed
         learned["worker"]["r_blas"] = r_worker.blas(r_worker.rscript())
     env = worker_env.with_interpreter(cfg, env, python)
@@ -171,10 +198,12 @@ def _run(cfg, run_dir, place, learned, finish, overrides):
     with signals.deferred() as pending:
         raw = start_workers(cfg, python, run, run_dir, env, how, place.layout)
         if place.layout:
-            learned["node"] = {k: place.layout[k] for k in ("node", "nodes", "master_addr",
-                                                            "master_port")}
-        result = finish(_node_end(raw) if place.secondary
-                        else _measured(cfg, raw, run, python, lock_sha256))
+            learned["node"] = {
+                k: place.layout[k] for k in ("node", "nodes", "master_addr", "master_port")
+            }
+        result = finish(
+            _node_end(raw) if place.secondary else _measured(cfg, raw, run, python, lock_sha256)
+        )
     if pending or raw.get("interrupted"):
         interrupted = Interrupted(raw.get("interrupted") or pending.what)
         interrupted.recorded = True
@@ -189,8 +218,10 @@ def _measured(cfg, raw, run, python, lock_sha256):
     if run["task"]["kind"] == "train":
         ended["quality_target"] = run.get("quality_target")
     if "environment" in raw:
-        ended["environment"] = dict(raw["environment"], **locks.compare(
-            raw["environment"].get("distributions"), locks.marker(python)))
+        ended["environment"] = dict(
+            raw["environment"],
+            **locks.compare(raw["environment"].get("distributions"), locks.marker(python)),
+        )
     if raw.get("interrupted"):  # a signal ended it: no measurement, and a sweep retries it
         ended["status"] = "interrupted"
     invalid = record.invalid_reason(raw, run["task"])
@@ -215,8 +246,11 @@ def _node_end(raw):
     """How node k > 0 of a multi-node run ended: its ranks' exits, no statistics (rank 0
     measures)."""
     status = "interrupted" if raw.get("interrupted") else raw["status"]
-    ended = {"status": status if status in ("ok", "interrupted") else "failed",
-             "ranks": raw["ranks"], "exit_code": raw.get("exit_code")}
+    ended = {
+        "status": status if status in ("ok", "interrupted") else "failed",
+        "ranks": raw["ranks"],
+        "exit_code": raw.get("exit_code"),
+    }
     if raw.get("interrupted"):  # which signal, as rank 0's node records it
         ended["interrupted"] = raw["interrupted"]
     if raw.get("error"):
@@ -235,13 +269,15 @@ def check_system(cfg: Config):
         if problem:
             what = "" if scope == "always" else f" with devices={cfg.devices}"
             raise EnvironmentNotFound(
-                f"framework={cfg.framework.name}{what} cannot start: {problem}")
+                f"framework={cfg.framework.name}{what} cannot start: {problem}"
+            )
 
 
 def launch_of(cfg: Config):
     """How the framework starts `devices` > 1 on the run's device (contract.LAUNCHES)."""
-    return contract.data_parallel_launch(dataclasses.asdict(cfg.framework.capabilities),
-                                         cfg.device.name)
+    return contract.data_parallel_launch(
+        dataclasses.asdict(cfg.framework.capabilities), cfg.device.name
+    )
 
 
 def start_workers(cfg: Config, python, run, run_dir, env, how, layout=None):
@@ -252,10 +288,10 @@ def start_workers(cfg: Config, python, run, run_dir, env, how, layout=None):
         return launch.run_worker(python, run, run_dir, cfg.preset.timeout_s, env)
     cpus = sysinfo.usable_cpus() if cfg.device.name == "cpu" else None  # a share per rank
     if how == "processes":
-        return launch.run_data_parallel(python, run, run_dir, cfg.preset.timeout_s, env,
-                                        cfg.devices, cpus, layout)
-    return launch.run_mpiexec(python, run, run_dir, cfg.preset.timeout_s, env, cfg.devices,
-                              cpus)
+        return launch.run_data_parallel(
+            python, run, run_dir, cfg.preset.timeout_s, env, cfg.devices, cpus, layout
+        )
+    return launch.run_mpiexec(python, run, run_dir, cfg.preset.timeout_s, env, cfg.devices, cpus)
 
 
 def _now():
@@ -276,9 +312,12 @@ def _finish(result, run_dir, place):
         written = False
     if place.secondary and "ranks" in result:
         node, ranks = result["node"], result["ranks"]
-        print(f"node {node['node']} of {node['nodes']}: ranks {ranks[0]['rank']}.."
-              f"{ranks[-1]['rank']} {result['status']}"
-              + (f": {result['error']}" if result.get("error") else ""), flush=True)
+        print(
+            f"node {node['node']} of {node['nodes']}: ranks {ranks[0]['rank']}.."
+            f"{ranks[-1]['rank']} {result['status']}"
+            + (f": {result['error']}" if result.get("error") else ""),
+            flush=True,
+        )
     else:
         print(summary.summary_line(result), flush=True)
     if written:

@@ -1,4 +1,5 @@
 """The capability check: every config problem stops here, before a worker starts."""
+
 import dataclasses
 from pathlib import Path
 from typing import Any
@@ -33,12 +34,14 @@ def check(cfg: Config, layout=None) -> None:
     share, bench.run.slurm)."""
     local = layout["local_devices"] if layout else cfg.devices
     fw, device = cfg.framework, cfg.device.name
-    reason = contract.unsupported(dataclasses.asdict(fw.capabilities), fw.name, cfg.task.name,
-                                  device, cfg.precision.name)
+    reason = contract.unsupported(
+        dataclasses.asdict(fw.capabilities), fw.name, cfg.task.name, device, cfg.precision.name
+    )
     if reason:
         raise UnsupportedError(reason)
-    problem = contract.devices_problem(dataclasses.asdict(fw.capabilities), fw.name,
-                                       cfg.task.name, device, cfg.devices)
+    problem = contract.devices_problem(
+        dataclasses.asdict(fw.capabilities), fw.name, cfg.task.name, device, cfg.devices
+    )
     if problem:
         raise (UnsupportedError if problem[0] == "unsupported" else ConfigError)(problem[1])
     problem = contract.option_problem(fw.name, fw.options, fw.option_choices)
@@ -47,14 +50,20 @@ def check(cfg: Config, layout=None) -> None:
     if device == "gpu":
         gpus = sysinfo.gpus()
         if not gpus:
-            raise UnsupportedError("device=gpu: no NVIDIA GPU found on this machine "
-                                   "(nvidia-smi is missing or lists none); use device=cpu")
+            raise UnsupportedError(
+                "device=gpu: no NVIDIA GPU found on this machine "
+                "(nvidia-smi is missing or lists none); use device=cpu"
+            )
         last = cfg.device.index + local - 1  # devices=N takes N GPUs from the index on
         if last >= len(gpus):
-            raise UnsupportedError(f"device.index={cfg.device.index} with {local} devices"
-                                   f": this machine has {len(gpus)} GPU(s), indices 0.."
-                                   f"{len(gpus) - 1}")
+            raise UnsupportedError(
+                f"device.index={cfg.device.index} with {local} devices"
+                f": this machine has {len(gpus)} GPU(s), indices 0.."
+                f"{len(gpus) - 1}"
+            )
     elif local > len(sysinfo.usable_cpus()):
-        raise UnsupportedError(f"devices={local} on device=cpu: one process per share of "
-                               f"the cores, and this process may use {len(sysinfo.usable_cpus())}"
-                               f" CPU(s)")
+        raise UnsupportedError(
+            f"devices={local} on device=cpu: one process per share of "
+            f"the cores, and this process may use {len(sysinfo.usable_cpus())}"
+            f" CPU(s)"
+        )

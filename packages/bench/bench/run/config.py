@@ -4,6 +4,7 @@ Each `conf/<group>/<option>.yaml` names its schema in its defaults list and sets
 so an unknown key or a wrongly typed value is a composition error, not a silent default.
 The task schemas take their defaults from `bench_shared.spec`, where SPEC.md is written once.
 """
+
 import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional
@@ -207,8 +208,9 @@ class FrameworkConfig:
         if dataclasses.is_dataclass(self.options):
             self.options = dataclasses.asdict(self.options)
         if dataclasses.is_dataclass(self.tuning.options):  # the options that have candidates
-            self.tuning.options = {k: v for k, v in dataclasses.asdict(self.tuning.options).items()
-                                   if v}
+            self.tuning.options = {
+                k: v for k, v in dataclasses.asdict(self.tuning.options).items() if v
+            }
 
 
 @dataclass
@@ -339,19 +341,33 @@ def framework_schema(name, declared_options):
     defaults its YAML declares, so that an unknown option or a wrongly typed value is a
     composition error. Declared once, in the YAML; no Python per framework."""
     options = dataclasses.make_dataclass(
-        f"{name}_options", [(key, _option_type(value), field(default=value))
-                            for key, value in declared_options.items()])
+        f"{name}_options",
+        [
+            (key, _option_type(value), field(default=value))
+            for key, value in declared_options.items()
+        ],
+    )
     # tuning candidates typed like the options they are candidates of
     candidates = dataclasses.make_dataclass(
-        f"{name}_tuning_options", [(key, List[_option_type(value)], field(default_factory=list))
-                                   for key, value in declared_options.items()])
+        f"{name}_tuning_options",
+        [
+            (key, List[_option_type(value)], field(default_factory=list))
+            for key, value in declared_options.items()
+        ],
+    )
     tuning = dataclasses.make_dataclass(
-        f"{name}_tuning", [("options", candidates, field(default_factory=candidates))],
-        bases=(TuningConfig,))
-    return dataclasses.make_dataclass(f"{name}_framework_config",
-                                      [("options", options, field(default_factory=options)),
-                                       ("tuning", tuning, field(default_factory=tuning))],
-                                      bases=(FrameworkConfig,))
+        f"{name}_tuning",
+        [("options", candidates, field(default_factory=candidates))],
+        bases=(TuningConfig,),
+    )
+    return dataclasses.make_dataclass(
+        f"{name}_framework_config",
+        [
+            ("options", options, field(default_factory=options)),
+            ("tuning", tuning, field(default_factory=tuning)),
+        ],
+        bases=(FrameworkConfig,),
+    )
 
 
 def register():
@@ -364,8 +380,10 @@ def register():
     cs = ConfigStore.instance()
     for path in sorted((conf_dir() / "framework").glob("*.yaml")):
         declared = OmegaConf.to_container(OmegaConf.load(path))
-        cs.store(name=f"framework_{path.stem}_schema",
-                 node=framework_schema(path.stem, declared.get("options") or {}))
+        cs.store(
+            name=f"framework_{path.stem}_schema",
+            node=framework_schema(path.stem, declared.get("options") or {}),
+        )
     cs.store(name="base_config", node=Config)
     for name, node in SCHEMAS.items():
         cs.store(name=name, node=node)
@@ -374,11 +392,18 @@ def register():
 
 _registered = []  # the conf directory whose schemas are in the ConfigStore
 # the schemas an option's file names (`- /<name>@_here_`), a framework's aside
-SCHEMAS = {"cnn_schema": CnnTask, "rnn_schema": RnnTask, "resnet50_schema": Resnet50Task,
-           "densenet_schema": DensenetTask, "device_schema": DeviceConfig,
-           "precision_schema": PrecisionConfig, "init_schema": InitConfig,
-           "data_schema": DataConfig, "real_data_schema": RealDataConfig,
-           "preset_schema": PresetConfig}
+SCHEMAS = {
+    "cnn_schema": CnnTask,
+    "rnn_schema": RnnTask,
+    "resnet50_schema": Resnet50Task,
+    "densenet_schema": DensenetTask,
+    "device_schema": DeviceConfig,
+    "precision_schema": PrecisionConfig,
+    "init_schema": InitConfig,
+    "data_schema": DataConfig,
+    "real_data_schema": RealDataConfig,
+    "preset_schema": PresetConfig,
+}
 
 
 def option_schema(group, option):

@@ -5,6 +5,7 @@ and the framework itself are importable here; the environment `nox -s <session>`
 Importability is checked with importlib.util.find_spec, which does not import anything, or
 in a subprocess for another interpreter: the orchestrator never imports a framework.
 """
+
 import importlib.util
 import subprocess
 import sys
@@ -14,8 +15,10 @@ from .. import project_dir
 from ..errors import EnvironmentNotFound
 from . import r_worker
 
-PROBE = ("import importlib.util, sys; "
-         "sys.exit(0 if all(importlib.util.find_spec(m) for m in sys.argv[1:]) else 1)")
+PROBE = (
+    "import importlib.util, sys; "
+    "sys.exit(0 if all(importlib.util.find_spec(m) for m in sys.argv[1:]) else 1)"
+)
 
 
 def found(module):
@@ -31,8 +34,12 @@ def importable_here(*modules):
 
 def importable_in(python, *modules):
     try:
-        return subprocess.run([str(python), "-c", PROBE, *modules], capture_output=True,
-                              timeout=120).returncode == 0
+        return (
+            subprocess.run(
+                [str(python), "-c", PROBE, *modules], capture_output=True, timeout=120
+            ).returncode
+            == 0
+        )
     except (OSError, subprocess.TimeoutExpired):
         return False
 
@@ -56,7 +63,8 @@ def find_python(fw):
             raise EnvironmentNotFound(
                 f"framework.python={fw.python} cannot import {', '.join(modules)}: install "
                 f"{fw.package} and its dependencies there, or build the environment with "
-                f"`nox -s {fw.nox_session}`")
+                f"`nox -s {fw.nox_session}`"
+            )
         return str(fw.python), "framework.python"
     if importable_here(*modules):
         return sys.executable, "current interpreter"
@@ -67,7 +75,8 @@ def find_python(fw):
         f"framework={fw.name}: {fw.package} is not importable by {sys.executable} and no "
         f"environment was found at {nox}. Build it with `nox -s {fw.nox_session}` in "
         f"{project_dir()}, or pass framework.python=/path/to/python of an environment "
-        f"where `import {fw.package}` works.")
+        f"where `import {fw.package}` works."
+    )
 
 
 def declared_framework(name):
@@ -78,9 +87,15 @@ def declared_framework(name):
     from .capabilities import declared
 
     data = declared(name)
-    return SimpleNamespace(name=name, package=data["package"], module=data["module"],
-                           nox_session=data["nox_session"], python=data.get("python"),
-                           r_models=data.get("r_models"), r_cblas=data.get("r_cblas", False))
+    return SimpleNamespace(
+        name=name,
+        package=data["package"],
+        module=data["module"],
+        nox_session=data["nox_session"],
+        python=data.get("python"),
+        r_models=data.get("r_models"),
+        r_cblas=data.get("r_cblas", False),
+    )
 
 
 def installed(name):

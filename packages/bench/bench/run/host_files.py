@@ -5,6 +5,7 @@ own peak at a precision and settings, measured once by the first such run) and
 `<cache>/hosts/<host slug>/tuning/...` (bench.run.profiles). The slug is sysinfo.host_slug:
 CPU model, the flags that pick kernels and the CPUs usable, or the GPU model. A run reads the
 peaks to report its `utilisation` and `host_utilisation`."""
+
 import hashlib
 import json
 import math
@@ -37,16 +38,21 @@ def _peak_problem(peak):
         return "no measured time"
     frameworks = peak.get("frameworks")
     if not isinstance(frameworks, dict) or not all(
-            isinstance(figures, dict) and all(isinstance(value, (float, str))
-                                              for value in figures.values())
-            for figures in frameworks.values()):
+        isinstance(figures, dict)
+        and all(isinstance(value, (float, str)) for value in figures.values())
+        for figures in frameworks.values()
+    ):
         return "no frameworks' figures (FLOP/s or why none)"
     if not isinstance(peak.get("precisions"), dict):
         return "no precisions"
     for precision, entry in peak["precisions"].items():
         flops = entry.get("flops") if isinstance(entry, dict) else None
-        if (not isinstance(flops, (int, float)) or isinstance(flops, bool)
-                or not math.isfinite(flops) or flops <= 0):
+        if (
+            not isinstance(flops, (int, float))
+            or isinstance(flops, bool)
+            or not math.isfinite(flops)
+            or flops <= 0
+        ):
             return f"precisions.{precision}.flops is {flops!r}, not a positive number"
         if not isinstance(entry.get("framework"), str):
             return f"precisions.{precision} names no framework"
@@ -68,8 +74,9 @@ def load_peak(cache_dir, device="cpu", index=0):
         return None
     problem = _peak_problem(peak)
     if problem:
-        print(f"bench: {file} is not a host peak ({problem}); {rebuild}", file=sys.stderr,
-              flush=True)
+        print(
+            f"bench: {file} is not a host peak ({problem}); {rebuild}", file=sys.stderr, flush=True
+        )
         return None
     peak["file"] = str(file)
     return peak
@@ -94,8 +101,12 @@ def framework_peak_key(cfg):
     """What a framework's matmul peak depends on: the framework, the precision, its options
     and environment variables (threads, ...) and the environment its lock built."""
     fw = cfg.framework
-    settings = {"framework": fw.name, "precision": cfg.precision.name,
-                "options": dict(fw.options), "env": dict(fw.env)}
+    settings = {
+        "framework": fw.name,
+        "precision": cfg.precision.name,
+        "options": dict(fw.options),
+        "env": dict(fw.env),
+    }
     return hashlib.sha1(json.dumps(settings, sort_keys=True, default=str).encode()).hexdigest()
 
 
@@ -107,8 +118,9 @@ def load_framework_peak(cfg, lock_sha256=None):
     """The kept peak {flops, measured, key} of this run's framework, precision and settings
     on this host, or None (a damaged file is ignored: the run measures again)."""
     try:
-        found = files.read_json(framework_peaks_path(cfg.data.cache_dir, cfg.device.name,
-                                                     cfg.device.index))
+        found = files.read_json(
+            framework_peaks_path(cfg.data.cache_dir, cfg.device.name, cfg.device.index)
+        )
     except ValueError:
         return None
     entry = (found or {}).get(framework_peak_key(cfg)) if isinstance(found, dict) else None
@@ -126,6 +138,10 @@ def store_framework_peak(cfg, flops, measured, lock_sha256=None):
         except ValueError:
             found = {}
         found[framework_peak_key(cfg)] = {
-            "framework": cfg.framework.name, "precision": cfg.precision.name,
-            "flops": flops, "measured": measured, "lock_sha256": lock_sha256}
+            "framework": cfg.framework.name,
+            "precision": cfg.precision.name,
+            "flops": flops,
+            "measured": measured,
+            "lock_sha256": lock_sha256,
+        }
         files.write_json(path, found)

@@ -4,6 +4,7 @@ and a comparison's frameworks (run/rundirs.py, run/sweep.py), and a one-line mes
 Hydra cannot write its record of a run (run/rundirs.py). `install()` is called where a Hydra
 application starts: bench.run.main.main(), and a submitit job's process as it unpickles its
 job (bench.run.main.Job)."""
+
 from . import config, rundirs, sweep
 
 

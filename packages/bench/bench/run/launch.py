@@ -6,6 +6,7 @@ Whatever happens (a crash, a hang, a kill, a signal here), the caller gets a raw
 the reason and the tail of its output; a data-parallel run adds `ranks` (each rank's exit,
 status, error and CPUs) and `interrupted` (which signal) when a signal ended it.
 """
+
 import json
 import os
 import shlex
@@ -38,8 +39,13 @@ def _write_run(run_dir, rank, run, **extra):
     this process dies (bench_shared.lifeline)."""
     output = rank_file(run_dir, "worker_result", rank, ".json")
     run_file = rank_file(run_dir, "run", rank, ".json")
-    run_file.write_text(json.dumps(dict(run, output=str(output), orchestrator_pid=os.getpid(),
-                                        **extra), indent=1, sort_keys=True))
+    run_file.write_text(
+        json.dumps(
+            dict(run, output=str(output), orchestrator_pid=os.getpid(), **extra),
+            indent=1,
+            sort_keys=True,
+        )
+    )
     output.unlink(missing_ok=True)
     return run_file, output
 
@@ -67,8 +73,9 @@ def run_worker(python, run, run_dir, timeout_s, env):
     run_file, output = _write_run(run_dir, 0, run)
     with signals.deferred() as pending:
         supervisor = Supervisor(timeout_s, pending, subject="worker", together=False)
-        member = supervisor.start(worker_command(python, run_file, run), env, run_dir,
-                                  run_dir / "worker.log")
+        member = supervisor.start(
+            worker_command(python, run_file, run), env, run_dir, run_dir / "worker.log"
+        )
         reason = supervisor.wait()
     if pending:
         reason = supervisor.interrupted()
@@ -78,8 +85,11 @@ def run_worker(python, run, run_dir, timeout_s, env):
         raw, reason = _read_result(output)
     if raw is None:
         if reason is None:
-            reason = (f"worker {how(code)}" if code < 0
-                      else f"worker exited with status {code} without writing a result")
+            reason = (
+                f"worker {how(code)}"
+                if code < 0
+                else f"worker exited with status {code} without writing a result"
+            )
         raw = {"status": "failed", "error": reason, "timings": {}}
     raw["output_tail"] = list(member.tail)
     raw["exit_code"] = code
@@ -109,7 +119,7 @@ def cpu_shares(cpus, count):
     if not cpus:
         return [None] * count
     size = len(cpus) // count
-    return [list(cpus[i * size:(i + 1) * size]) for i in range(count)]
+    return [list(cpus[i * size : (i + 1) * size]) for i in range(count)]
 
 
 def _one_result(raws, ranks, reason, pending, devices, no_result):
@@ -136,8 +146,13 @@ def _one_result(raws, ranks, reason, pending, devices, no_result):
 
 
 def _rank_entry(rank, raw, exit_code, pid, cpus):
-    entry = {"rank": rank, "exit_code": exit_code, "pid": pid,
-             "status": (raw or {}).get("status", "failed"), "cpus": cpus}
+    entry = {
+        "rank": rank,
+        "exit_code": exit_code,
+        "pid": pid,
+        "status": (raw or {}).get("status", "failed"),
+        "cpus": cpus,
+    }
     if raw and raw.get("error"):
         entry["error"] = raw["error"]
     return entry
@@ -157,8 +172,11 @@ def run_data_parallel(python, run, run_dir, timeout_s, env, devices, cpus=None, 
     local = layout["local_devices"] if layout else devices
     shares = cpu_shares(cpus, local)
     if layout:
-        addr, port, worker_ports = (layout["master_addr"], layout["master_port"],
-                                    layout["worker_ports"])
+        addr, port, worker_ports = (
+            layout["master_addr"],
+            layout["master_port"],
+            layout["worker_ports"],
+        )
     else:
         addr, (port, *worker_ports) = "127.0.0.1", free_ports(devices + 1)
     offset = layout["rank_offset"] if layout else 0
@@ -170,25 +188,44 @@ def run_data_parallel(python, run, run_dir, timeout_s, env, devices, cpus=None, 
                 rank = offset + index
                 local_rank = index + (layout["local_rank_offset"] if layout else 0)
                 run_file, output = _write_run(run_dir, rank, run)
-                rank_env = dict(env, RANK=str(rank), WORLD_SIZE=str(devices),
-                                LOCAL_RANK=str(local_rank), MASTER_ADDR=addr,
-                                MASTER_PORT=str(port),
-                                BENCH_WORKER_PORTS=",".join(map(str, worker_ports)))
-                members.append(supervisor.start(
-                    worker_command(python, run_file, run), rank_env, run_dir,
-                    rank_file(run_dir, "worker", rank, ".log"), name=f"rank {rank}",
-                    echo=index == 0, cpus=shares[index]))
+                rank_env = dict(
+                    env,
+                    RANK=str(rank),
+                    WORLD_SIZE=str(devices),
+                    LOCAL_RANK=str(local_rank),
+                    MASTER_ADDR=addr,
+                    MASTER_PORT=str(port),
+                    BENCH_WORKER_PORTS=",".join(map(str, worker_ports)),
+                )
+                members.append(
+                    supervisor.start(
+                        worker_command(python, run_file, run),
+                        rank_env,
+                        run_dir,
+                        rank_file(run_dir, "worker", rank, ".log"),
+                        name=f"rank {rank}",
+                        echo=index == 0,
+                        cpus=shares[index],
+                    )
+                )
                 outputs.append(output)
         finally:
             reason = supervisor.wait()  # also when a start failed: the started ones end
     if pending:
         reason = supervisor.interrupted()
     raws = [_read_result(output)[0] for output in outputs]
-    ranks = [_rank_entry(offset + i, raw, m.code, m.proc.pid, shares[i])
-             for i, (raw, m) in enumerate(zip(raws, members))]
-    raw = _one_result(raws, ranks, reason, pending, devices,
-                      f"rank {offset} exited with status {members[0].code} without writing a "
-                      f"result")
+    ranks = [
+        _rank_entry(offset + i, raw, m.code, m.proc.pid, shares[i])
+        for i, (raw, m) in enumerate(zip(raws, members))
+    ]
+    raw = _one_result(
+        raws,
+        ranks,
+        reason,
+        pending,
+        devices,
+        f"rank {offset} exited with status {members[0].code} without writing a result",
+    )
     raw["output_tail"] = list(members[0].tail)
     raw["exit_code"] = members[0].code
     return raw
@@ -196,6 +233,8 @@ def run_data_parallel(python, run, run_dir, timeout_s, env, devices, cpus=None, 
 
 # what a worker exits with for each status it writes (bench_shared.worker's EXIT_*)
 WORKER_EXIT = {"ok": 0, "failed": 1, "unsupported": 3}
+
+
 def find_mpiexec():
     """(path, version line) of Open MPI's mpiexec on PATH; EnvironmentNotFound naming the fix.
     Open MPI's: the command line below uses its options, and the MPI frameworks here link it
@@ -246,30 +285,53 @@ def run_mpiexec(python, run, run_dir, timeout_s, env, devices, cpus=None):
         for rank, output in enumerate(outputs):
             raw = _read_result(output)[0]
             if raw is not None and raw.get("status") != "ok":
-                return (f"rank {rank}: {raw.get('error') or raw.get('status')}; mpiexec and "
-                        "the other ranks were killed")
+                return (
+                    f"rank {rank}: {raw.get('error') or raw.get('status')}; mpiexec and "
+                    "the other ranks were killed"
+                )
         return None
 
     with signals.deferred() as pending:
-        supervisor = Supervisor(timeout_s, pending, subject=f"mpiexec and its {devices} workers",
-                                check=a_rank_failed, session=True)
-        job = supervisor.start(mpiexec_command(mpiexec, python, run_files, logs, run), env,
-                               run_dir, logs[0], name="mpiexec")
+        supervisor = Supervisor(
+            timeout_s,
+            pending,
+            subject=f"mpiexec and its {devices} workers",
+            check=a_rank_failed,
+            session=True,
+        )
+        job = supervisor.start(
+            mpiexec_command(mpiexec, python, run_files, logs, run),
+            env,
+            run_dir,
+            logs[0],
+            name="mpiexec",
+        )
         reason = supervisor.wait()
     if pending:
         reason = supervisor.interrupted()
     raws = [_read_result(output)[0] for output in outputs]
     ranks = []
     for rank, raw in enumerate(raws):
-        entry = _rank_entry(rank, raw, WORKER_EXIT.get((raw or {}).get("status")),
-                            (raw or {}).get("pid"), shares[rank])
+        entry = _rank_entry(
+            rank,
+            raw,
+            WORKER_EXIT.get((raw or {}).get("status")),
+            (raw or {}).get("pid"),
+            shares[rank],
+        )
         if raw is None:
             entry["error"] = f"wrote no result (see {logs[rank].name})"
         ranks.append(entry)
     if reason is None and job.code != 0:
         reason = f"mpiexec exited with status {job.code}"
-    raw = _one_result(raws, ranks, reason, pending, devices,
-                      f"rank 0 wrote no result (mpiexec exited with status {job.code})")
+    raw = _one_result(
+        raws,
+        ranks,
+        reason,
+        pending,
+        devices,
+        f"rank 0 wrote no result (mpiexec exited with status {job.code})",
+    )
     raw["output_tail"] = list(job.tail)
     raw["exit_code"] = ranks[0]["exit_code"]
     raw["mpiexec"] = {"path": mpiexec, "version": version, "exit_code": job.code}

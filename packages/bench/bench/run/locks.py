@@ -12,6 +12,7 @@ override left out of the lock). A worker reports the distributions its interpret
   declared in the marker: the packages it replaced are expected to differ;
 - `unlocked`: no marker (an environment nox did not build, framework.python=...).
 """
+
 import hashlib
 import json
 import re
@@ -70,14 +71,22 @@ def compare(distributions, built, root=None):
         return {"status": "unlocked", "lock": None, "drift": []}
     root = Path(root or project_dir())
     lock_path = root / built["lock"]
-    record = {"lock": built["lock"], "lock_sha256": built.get("lock_sha256"),
-              "installer": built.get("installer"), "built": built.get("built"),
-              "overrides": built.get("overrides") or []}
+    record = {
+        "lock": built["lock"],
+        "lock_sha256": built.get("lock_sha256"),
+        "installer": built.get("installer"),
+        "built": built.get("built"),
+        "overrides": built.get("overrides") or [],
+    }
     try:
         locked = pins(lock_path)
     except OSError:
-        return dict(record, status="drifted", lock_changed=True,
-                    drift=[{"name": built["lock"], "locked": "present", "installed": None}])
+        return dict(
+            record,
+            status="drifted",
+            lock_changed=True,
+            drift=[{"name": built["lock"], "locked": "present", "installed": None}],
+        )
     record["lock_changed"] = sha256(lock_path) != built.get("lock_sha256")
     replaced = {canonical(n) for o in record["overrides"] for n in o.get("left_out", ())}
     installed = {canonical(n): v for n, v in (distributions or {}).items()}
@@ -86,12 +95,21 @@ def compare(distributions, built, root=None):
         if name not in replaced and installed.get(name) != version:
             drift.append({"name": name, "locked": version, "installed": installed.get(name)})
     for name, version in sorted(installed.items()):
-        if name not in locked and not own_package(name) and name not in INSTALLER_TOOLS \
-                and not record["overrides"]:
+        if (
+            name not in locked
+            and not own_package(name)
+            and name not in INSTALLER_TOOLS
+            and not record["overrides"]
+        ):
             drift.append({"name": name, "locked": None, "installed": version})
     record["drift"] = drift
-    record["status"] = ("drifted" if drift or record["lock_changed"]
-                        else "override" if record["overrides"] else "locked")
+    record["status"] = (
+        "drifted"
+        if drift or record["lock_changed"]
+        else "override"
+        if record["overrides"]
+        else "locked"
+    )
     return record
 
 
@@ -100,14 +118,20 @@ def describe(record):
     status = record.get("status", "unlocked")
     if status == "unlocked":
         return "unlocked (no lock built this environment)"
-    changes = [f"{d['name']} {d['locked']} -> {d['installed']}" if d["locked"] and d["installed"]
-               else f"+{d['name']} {d['installed']}" if d["installed"]
-               else f"-{d['name']} {d['locked']}" for d in record.get("drift", [])]
+    changes = [
+        f"{d['name']} {d['locked']} -> {d['installed']}"
+        if d["locked"] and d["installed"]
+        else f"+{d['name']} {d['installed']}"
+        if d["installed"]
+        else f"-{d['name']} {d['locked']}"
+        for d in record.get("drift", [])
+    ]
     if record.get("lock_changed"):
         changes.insert(0, f"{record['lock']} changed since the build")
     if status == "drifted":
-        shown = ", ".join(changes[:6]) + (f", and {len(changes) - 6} more"
-                                          if len(changes) > 6 else "")
+        shown = ", ".join(changes[:6]) + (
+            f", and {len(changes) - 6} more" if len(changes) > 6 else ""
+        )
         return f"drifted from {record['lock']}: {shown}"
     if status == "override":
         values = ", ".join(f"{o['variable']}={o['value']}" for o in record["overrides"])

@@ -2,6 +2,7 @@
 into typed configs, and each job (one run, or each job of a `-m` sweep) is handed to
 bench.run.benchmark. `main(argv, outcome)` returns what happened to bench.cli as an Outcome:
 no module global carries it."""
+
 import atexit
 import dataclasses
 import logging
@@ -95,6 +96,7 @@ def _exit_status_at_exit(code):
     """Make this process exit with `code` once submitit has stored the job's return value:
     it exits 0 whenever the function returns, and an exit handler can change that only by
     ending the process itself (what it leaves to the other handlers is done first)."""
+
     def end():
         sys.stdout.flush()
         sys.stderr.flush()
@@ -123,8 +125,7 @@ def _run_job(cfg: DictConfig, hydra_cfg, outcome) -> str:
             outcome.statuses.append(result["status"])
             outcome.jobs.done()
             return result["status"]
-    result = benchmark.run_benchmark(OmegaConf.to_object(cfg), config, run_dir, overrides,
-                                     place)
+    result = benchmark.run_benchmark(OmegaConf.to_object(cfg), config, run_dir, overrides, place)
     outcome.statuses.append(result["status"])
     outcome.jobs.done()
     return result["status"]
@@ -135,12 +136,16 @@ def _claim(run_dir, place, hydra_cfg):
     directories are reused on purpose (resuming) and never claimed."""
     if place.spans_tasks:  # the tasks of an srun step: one run, one directory
         if not any(o.startswith("hydra.run.dir=") for o in hydra_cfg.overrides.hydra):
-            return (f"a run across {place.tasks} Slurm tasks writes one directory from every "
-                    f"task: give hydra.run.dir=<a directory on a shared file system>")
+            return (
+                f"a run across {place.tasks} Slurm tasks writes one directory from every "
+                f"task: give hydra.run.dir=<a directory on a shared file system>"
+            )
         return slurm.claim_run_dir(run_dir)
     if not rundirs.first_run_in(run_dir):
-        return (f"{run_dir} already holds another run; a run never reuses a directory "
-                f"(choose another hydra.run.dir)")
+        return (
+            f"{run_dir} already holds another run; a run never reuses a directory "
+            f"(choose another hydra.run.dir)"
+        )
     return None
 
 
@@ -158,8 +163,9 @@ def main(argv, outcome: Outcome) -> Outcome:
     user_setting = os.environ.get(FULL_ERROR)
     os.environ[FULL_ERROR] = "1"
     try:
-        hydra.main(version_base="1.3", config_path=str(conf_dir()),
-                   config_name="config")(Job(outcome))()
+        hydra.main(version_base="1.3", config_path=str(conf_dir()), config_name="config")(
+            Job(outcome)
+        )()
     finally:
         sweep.current.reset(token)
         if user_setting is None:
@@ -167,4 +173,3 @@ def main(argv, outcome: Outcome) -> Outcome:
         else:
             os.environ[FULL_ERROR] = user_setting
     return outcome
-

@@ -5,6 +5,7 @@ with `+`), a list of values without `-m`, a comparison preset without `-m`. Read
 options' files and the typed schemas (run/config.py), never composed; what only composing
 finds (a value of the wrong type) is Hydra's error, which `hydra_error` says in one line.
 """
+
 import dataclasses
 import difflib
 import os
@@ -26,8 +27,11 @@ NOT_RUNNING = SHOWING + ("--help", "--hydra-help", "--version", "-sc", "--shell-
 
 def groups():
     """Every config group (a directory of conf/) and its options (its YAML files)."""
-    return {p.name: sorted(f.stem for f in p.glob("*.yaml"))
-            for p in sorted(conf_dir().iterdir()) if p.is_dir()}
+    return {
+        p.name: sorted(f.stem for f in p.glob("*.yaml"))
+        for p in sorted(conf_dir().iterdir())
+        if p.is_dir()
+    }
 
 
 def closest(word, choices):
@@ -52,24 +56,29 @@ def check(argv, sweeps=None):
             (override,) = OverridesParser.create().parse_overrides([text])
         except HydraException as exc:
             reason = " ".join(line.strip() for line in str(exc).splitlines()[:1])
-            raise ValueError(f"{text}: not an override Hydra can read ({reason}); key=value, "
-                             f"quoted where the value holds a comma or a space") from None
+            raise ValueError(
+                f"{text}: not an override Hydra can read ({reason}); key=value, "
+                f"quoted where the value holds a comma or a space"
+            ) from None
         if override.package is not None:  # key@package=value: Hydra's to check
             continue
         values = _values(override)
         if override.is_sweep_override() and not sweeps:
             example = f"python -m bench -m {text} ..."
-            raise ValueError(f"{text}: a list of values is a sweep: add -m ({example})" if a_run
-                             else f"{text}: one value only here (a list of values is a sweep "
-                                  f"of runs: {example})")
+            raise ValueError(
+                f"{text}: a list of values is a sweep: add -m ({example})"
+                if a_run
+                else f"{text}: one value only here (a list of values is a sweep of runs: {example})"
+            )
         if override.key_or_group in options and values is not None:
             chosen[override.key_or_group] = values
         parsed.append((text, override, values))
     for text, override, values in parsed:
         key = override.key_or_group
         if key in options:
-            _check_options(text, key, values, options[key], sweeps or any(
-                a in SHOWING for a in argv))
+            _check_options(
+                text, key, values, options[key], sweeps or any(a in SHOWING for a in argv)
+            )
         elif override.type != OverrideType.DEL:
             _check_key(text, key, override.type, chosen)
 
@@ -83,16 +92,18 @@ def check_results_dir(argv):
         return
     multirun = any(a in MULTIRUN for a in argv)
     key = "hydra.sweep.dir" if multirun else "hydra.run.dir"
-    given = next((a.split("=", 1)[1] for a in argv if a.split("=", 1)[0].lstrip("+") == key),
-                 None)
+    given = next((a.split("=", 1)[1] for a in argv if a.split("=", 1)[0].lstrip("+") == key), None)
     if given is not None and multirun:
         what = directory = Path(given.split("${", 1)[0] or ".")
     elif given is not None:  # the part before any interpolation, up to its last directory
         directory = Path(os.path.dirname(given.split("${", 1)[0]) or ".")
         what = f"the run's directory (in {directory})"
     elif multirun:  # its name as the resolver makes it (bench.run.sweep.sweep_name)
-        task = [a for a in argv if "=" in a and not a.startswith("-")
-                and not a.lstrip("+~").startswith("hydra")]
+        task = [
+            a
+            for a in argv
+            if "=" in a and not a.startswith("-") and not a.lstrip("+~").startswith("hydra")
+        ]
         name = next((a.split("=", 1)[1] for a in task if a.split("=", 1)[0] == "sweep"), None)
         directory = Path("results/sweeps") / sweep.sweep_name(name, task)
         what = f"the sweep's directory {directory}"
@@ -141,12 +152,16 @@ def _check_options(text, group, values, options, preset_allowed):
     for value in values:
         if value is not None and str(value) not in options:
             near = closest(value, options)
-            raise ValueError(f"{group}={value}: {group} has no option {value!r}"
-                             + (f"; did you mean {group}={near}?" if near else "")
-                             + f" ({group}: {', '.join(options)})")
+            raise ValueError(
+                f"{group}={value}: {group} has no option {value!r}"
+                + (f"; did you mean {group}={near}?" if near else "")
+                + f" ({group}: {', '.join(options)})"
+            )
     if group == "comparison" and values != [None] and not preset_allowed:
-        raise ValueError(f"{text}: a comparison preset is a sweep over every installed "
-                         f"framework; run it with -m: python -m bench -m {text}")
+        raise ValueError(
+            f"{text}: a comparison preset is a sweep over every installed "
+            f"framework; run it with -m: python -m bench -m {text}"
+        )
 
 
 def _check_key(text, key, kind, chosen):
@@ -158,9 +173,11 @@ def _check_key(text, key, kind, chosen):
     fields = {f.name: f.type for f in dataclasses.fields(config.Config)}
     if head not in fields:
         near = closest(head, fields)
-        raise ValueError(f"{text}: {head} is not a key of the config"
-                         + (f"; did you mean {near}?" if near else "")
-                         + f" (keys of the config: {', '.join(fields)})")
+        raise ValueError(
+            f"{text}: {head} is not a key of the config"
+            + (f"; did you mean {near}?" if near else "")
+            + f" (keys of the config: {', '.join(fields)})"
+        )
     for option in chosen.get(head) or [None]:
         schema = config.option_schema(head, option) if option else fields[head]
         with_option = f" with {head}={option}" if option else ""
@@ -171,18 +188,24 @@ def _check_key(text, key, kind, chosen):
             known = {f.name: f.type for f in dataclasses.fields(node)}
             if part not in known:
                 near = closest(part, known)
-                raise ValueError(f"{text}: {parent}.{part} is not a key of the config"
-                                 f"{with_option}"
-                                 + (f"; did you mean {parent}.{near}?" if near else "")
-                                 + f" (keys of {parent}: {', '.join(known)})")
+                raise ValueError(
+                    f"{text}: {parent}.{part} is not a key of the config"
+                    f"{with_option}"
+                    + (f"; did you mean {parent}.{near}?" if near else "")
+                    + f" (keys of {parent}: {', '.join(known)})"
+                )
             if i == len(rest) - 1 and kind == OverrideType.ADD:
-                raise ValueError(f"{text}: {key} is a key of the config already: set it "
-                                 f"without '+' ({text.lstrip('+')})")
+                raise ValueError(
+                    f"{text}: {key} is a key of the config already: set it "
+                    f"without '+' ({text.lstrip('+')})"
+                )
             node, parent = _dataclass(known[part]), f"{parent}.{part}"
         else:
             if not rest and kind == OverrideType.ADD:
-                raise ValueError(f"{text}: {key} is a key of the config already: set it "
-                                 f"without '+' ({text.lstrip('+')})")
+                raise ValueError(
+                    f"{text}: {key} is a key of the config already: set it "
+                    f"without '+' ({text.lstrip('+')})"
+                )
 
 
 def _dataclass(kind):

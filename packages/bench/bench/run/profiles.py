@@ -8,6 +8,7 @@ tune's own command line did (its base, which the measured choice replaces); resu
 `tuning` names the profile file and the values that ran. Precision is never part of a
 profile: it is the run's own axis.
 """
+
 from pathlib import Path
 
 from .. import files
@@ -19,8 +20,11 @@ VERSION = 1
 
 
 def profile_path(cache_dir, key, framework, task, device, precision) -> Path:
-    return (host_files.host_dir(cache_dir, key) / "tuning"
-            / f"{framework}_{task}_{device}_{precision}.json")
+    return (
+        host_files.host_dir(cache_dir, key)
+        / "tuning"
+        / f"{framework}_{task}_{device}_{precision}.json"
+    )
 
 
 def working_path(profile: Path) -> Path:
@@ -29,16 +33,19 @@ def working_path(profile: Path) -> Path:
 
 
 def tune_command(framework, task, device, precision):
-    return (f"python -m bench tune framework={framework} task={task} device={device} "
-            f"precision={precision}")
+    return (
+        f"python -m bench tune framework={framework} task={task} device={device} "
+        f"precision={precision}"
+    )
 
 
 def _command_line_options(overrides, tuned_from):
     """framework.options.<name> keys set on the run's command line, less those set the same
     way on the tune's (the base its candidates were measured from: the profile replaces it)."""
     keys = (override_key(o) for o in overrides or () if o not in tuned_from)
-    return {k.removeprefix("framework.options.") for k in keys
-            if k.startswith("framework.options.")}
+    return {
+        k.removeprefix("framework.options.") for k in keys if k.startswith("framework.options.")
+    }
 
 
 def _defaults_changed(cfg, profile, set_by_hand):
@@ -46,10 +53,13 @@ def _defaults_changed(cfg, profile, set_by_hand):
     candidates against (a new release's default), other than those a command line sets."""
     then = profile.get("defaults") or {"options": {}, "env": {}}
     now = {"options": cfg.framework.options, "env": cfg.framework.env}
-    return [f"{name}: {then[kind][name]} -> {now[kind].get(name)}"
-            for kind in ("options", "env") for name in sorted(then[kind])
-            if f"framework.{kind}.{name}" not in set_by_hand
-            and str(now[kind].get(name)) != str(then[kind][name])]
+    return [
+        f"{name}: {then[kind][name]} -> {now[kind].get(name)}"
+        for kind in ("options", "env")
+        for name in sorted(then[kind])
+        if f"framework.{kind}.{name}" not in set_by_hand
+        and str(now[kind].get(name)) != str(then[kind][name])
+    ]
 
 
 def _shape_problem(profile):
@@ -63,8 +73,10 @@ def _shape_problem(profile):
     if not isinstance(tuned_from, list) or not all(isinstance(o, str) for o in tuned_from):
         return "its overrides are not a list of key=value"
     defaults = profile.get("defaults")
-    if defaults is not None and not (isinstance(defaults, dict) and all(
-            isinstance(defaults.get(kind), dict) for kind in ("options", "env"))):
+    if defaults is not None and not (
+        isinstance(defaults, dict)
+        and all(isinstance(defaults.get(kind), dict) for kind in ("options", "env"))
+    ):
         return "its defaults are not options and env"
     return None
 
@@ -72,8 +84,12 @@ def _shape_problem(profile):
 def apply(cfg, overrides=()):
     """Apply this host's profile to cfg (framework options and env, in place) and return the
     record for result.json; ConfigError when there is none or it no longer fits."""
-    fw, task, device, precision = (cfg.framework.name, cfg.task.name, cfg.device.name,
-                                   cfg.precision.name)
+    fw, task, device, precision = (
+        cfg.framework.name,
+        cfg.task.name,
+        cfg.device.name,
+        cfg.precision.name,
+    )
     key = sysinfo.host_key(device, cfg.device.index)
     path = profile_path(cfg.data.cache_dir, key, fw, task, device, precision)
     command = tune_command(fw, task, device, precision)
@@ -85,30 +101,44 @@ def apply(cfg, overrides=()):
         raise ConfigError(
             f"tuned=true: no tuning profile for framework={fw} task={task} device={device} "
             f"precision={precision} on this host ({sysinfo.host_slug(key)}); expected {path}. "
-            f"Run `{command}` first, or leave out tuned=true")
+            f"Run `{command}` first, or leave out tuned=true"
+        )
     if not isinstance(profile, dict):
-        raise ConfigError(f"tuned=true: {path} is not a tuning profile (not a JSON object); "
-                          f"run `{command}` again")
+        raise ConfigError(
+            f"tuned=true: {path} is not a tuning profile (not a JSON object); run `{command}` again"
+        )
     if profile.get("version") != VERSION:
-        raise ConfigError(f"tuned=true: {path} is a profile of another format "
-                          f"(version {profile.get('version')}); run `{command}` again")
+        raise ConfigError(
+            f"tuned=true: {path} is a profile of another format "
+            f"(version {profile.get('version')}); run `{command}` again"
+        )
     problem = _shape_problem(profile)
     if problem:
-        raise ConfigError(f"tuned=true: {path} is not a tuning profile ({problem}); "
-                          f"run `{command}` again")
+        raise ConfigError(
+            f"tuned=true: {path} is not a tuning profile ({problem}); run `{command}` again"
+        )
     unknown = sorted(set(profile["options"]) - set(cfg.framework.options))
     if unknown:
-        raise ConfigError(f"tuned=true: {path} sets {', '.join(unknown)}, which "
-                          f"framework={fw} no longer has; run `{command}` again")
+        raise ConfigError(
+            f"tuned=true: {path} sets {', '.join(unknown)}, which "
+            f"framework={fw} no longer has; run `{command}` again"
+        )
     kept = _command_line_options(overrides, profile.get("overrides") or ())
     by_hand = [*overrides, *(profile.get("overrides") or ())]  # this run's and the tune's
     changed = _defaults_changed(cfg, profile, {override_key(o) for o in by_hand})
     if changed:
-        raise ConfigError(f"tuned=true: framework={fw}'s defaults changed since {path} was "
-                          f"measured against them ({', '.join(changed)}); run `{command}` again")
+        raise ConfigError(
+            f"tuned=true: framework={fw}'s defaults changed since {path} was "
+            f"measured against them ({', '.join(changed)}); run `{command}` again"
+        )
     applied = {k: v for k, v in profile["options"].items() if k not in kept}
     cfg.framework.options.update(applied)
     cfg.framework.env.update(profile["env"])
-    return {"profile": str(path), "options": applied, "env": dict(profile["env"]),
-            "command_line_wins": sorted(kept & set(profile["options"])),
-            "measured": profile.get("measured"), "speedup": profile.get("speedup")}
+    return {
+        "profile": str(path),
+        "options": applied,
+        "env": dict(profile["env"]),
+        "command_line_wins": sorted(kept & set(profile["options"])),
+        "measured": profile.get("measured"),
+        "speedup": profile.get("speedup"),
+    }

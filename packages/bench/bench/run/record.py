@@ -1,5 +1,6 @@
 """The result record of a run (result.json): derived statistics, validity, writing and
 reading against its schema (result.schema.json beside this module)."""
+
 import datetime
 import functools
 import json
@@ -22,10 +23,17 @@ DIVERGED = 3.0
 def header(config, overrides, started, bench_version):
     """What a result says before the run starts: the schema, the composed config (and the
     overrides that made it), when, and which bench and orchestrator ran it."""
-    head = {"schema_version": SCHEMA_VERSION, "config": config, "started": started,
-            "bench_version": bench_version,
-            "orchestrator": {"python": sys.version.split()[0], "executable": sys.executable,
-                             "platform": platform.platform()}}
+    head = {
+        "schema_version": SCHEMA_VERSION,
+        "config": config,
+        "started": started,
+        "bench_version": bench_version,
+        "orchestrator": {
+            "python": sys.version.split()[0],
+            "executable": sys.executable,
+            "platform": platform.platform(),
+        },
+    }
     if overrides is not None:
         head["overrides"] = overrides
     return head
@@ -61,8 +69,7 @@ def training_stats(raw, task):
         "steady_state_measured": bool(steady),
         "median_batch_seconds": _median(batch_times),
     }
-    flops = spec.flops_per_example(task["name"], training=True,
-                                   image_size=task.get("image_size"))
+    flops = spec.flops_per_example(task["name"], training=True, image_size=task.get("image_size"))
     stats["achieved_gflops"] = stats["examples_per_second"] * flops / 1e9
     stats.update(time_to_target(raw.get("curve") or [], raw.get("quality_target")))
     return stats
@@ -72,12 +79,17 @@ def time_to_target(curve, target):
     """{quality_target, target_reached, time_to_target_s, target_epoch}: the training seconds
     until the first evaluation at or above the target, and its epoch (None: not reached, or
     no target declared for the run's data)."""
-    reached = next((point for point in curve if point["accuracy"] >= target), None) \
-        if target is not None else None
-    return {"quality_target": target,
-            "target_reached": None if target is None else reached is not None,
-            "time_to_target_s": reached["train_seconds"] if reached else None,
-            "target_epoch": reached["epoch"] if reached else None}
+    reached = (
+        next((point for point in curve if point["accuracy"] >= target), None)
+        if target is not None
+        else None
+    )
+    return {
+        "quality_target": target,
+        "target_reached": None if target is None else reached is not None,
+        "time_to_target_s": reached["train_seconds"] if reached else None,
+        "target_epoch": reached["epoch"] if reached else None,
+    }
 
 
 def inference_stats(raw, task):
@@ -90,8 +102,10 @@ def inference_stats(raw, task):
         "warmup_seconds": sum(raw["timings"].get("warmup", [])),
         "seconds_per_1000_images": seconds / images * 1000,
         "images_per_second": images / seconds,
-        "achieved_gflops": images / seconds
-        * spec.flops_per_example(task["name"], training=False) / 1e9,
+        "achieved_gflops": images
+        / seconds
+        * spec.flops_per_example(task["name"], training=False)
+        / 1e9,
     }
 
 
@@ -113,8 +127,10 @@ def invalid_reason(raw, task):
         # a uniform guess: softmax over the classes, or 1/2 per label (multi-label)
         chance = math.log(2) if getattr(s, "num_labels", None) else math.log(s.num_classes)
         if losses and losses[-1] > DIVERGED * chance:
-            return (f"the training loss diverged: {losses[-1]:.4g} in the last epoch, more "
-                    f"than {DIVERGED:g}x a uniform guess's {chance:.3f}")
+            return (
+                f"the training loss diverged: {losses[-1]:.4g} in the last epoch, more "
+                f"than {DIVERGED:g}x a uniform guess's {chance:.3f}"
+            )
         if not _finite(raw.get("accuracy")):
             return f"the test accuracy is {raw.get('accuracy')}"
     elif not (raw.get("features") or {}).get("finite", True):
@@ -213,8 +229,10 @@ def load(path: Path):
     if "schema_version" not in result:
         result = dict(result, schema_version=1)
     if result["schema_version"] not in READABLE_VERSIONS:
-        raise ValueError(f"schema_version {result['schema_version']!r}: this bench reads "
-                         f"versions {', '.join(map(str, READABLE_VERSIONS))}")
+        raise ValueError(
+            f"schema_version {result['schema_version']!r}: this bench reads "
+            f"versions {', '.join(map(str, READABLE_VERSIONS))}"
+        )
     why = problem(result)
     if why:
         raise ValueError(why)

@@ -10,6 +10,7 @@ run's own code starts; where that fails (a full disk) it would print a traceback
 the message of a CompactHydraException alone: `save_config`, installed in place of Hydra's
 `_save_config` by `install()`, turns the OSError into one.
 """
+
 import functools
 import os
 from pathlib import Path

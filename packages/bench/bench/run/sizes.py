@@ -1,6 +1,7 @@
 """Sizes checked before a worker starts: a zero or negative count, epoch, batch or timeout is
 a one-line error naming the option, never a silent "use the default" (null means that) nor a
 traceback inside the worker."""
+
 from ..errors import ConfigError
 
 
@@ -8,8 +9,10 @@ def _need(value, option, minimum=1, allow_none=False):
     if value is None and allow_none:
         return
     if value is None or value < minimum:
-        raise ConfigError(f"{option}={value}: must be {minimum} or more"
-                          + (" (null keeps the task's value)" if allow_none else ""))
+        raise ConfigError(
+            f"{option}={value}: must be {minimum} or more"
+            + (" (null keeps the task's value)" if allow_none else "")
+        )
 
 
 def check(cfg):
@@ -44,4 +47,5 @@ def check_batches(cfg, prepared):
         raise ConfigError(
             f"{examples} training examples make no complete batch of task.batch_size="
             f"{cfg.task.batch_size}{per_device}: raise preset.train_examples (now "
-            f"{cfg.preset.train_examples}) or lower task.batch_size")
+            f"{cfg.preset.train_examples}) or lower task.batch_size"
+        )

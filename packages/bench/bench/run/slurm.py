@@ -10,6 +10,7 @@ Only a step that srun started is several tasks (SLURM_STEP_ID set, SLURM_STEP_NU
 a batch script or an salloc shell has SLURM_NTASKS of the whole allocation but is one
 process, whose run starts all its ranks itself.
 """
+
 import dataclasses
 import os
 import re
@@ -28,8 +29,12 @@ def hostnames(nodelist):
     """Slurm's compressed node list ('gpu[01-03,07],login1') as host names, in order: through
     `scontrol show hostnames` where Slurm is installed and configured, else parsed here."""
     if shutil.which("scontrol"):
-        out = subprocess.run(["scontrol", "show", "hostnames", nodelist], capture_output=True,
-                             text=True, stdin=subprocess.DEVNULL)
+        out = subprocess.run(
+            ["scontrol", "show", "hostnames", nodelist],
+            capture_output=True,
+            text=True,
+            stdin=subprocess.DEVNULL,
+        )
         if out.returncode == 0 and out.stdout.split():
             return out.stdout.split()
     hosts = []
@@ -50,8 +55,7 @@ def step_tasks(environ=None):
     environ = os.environ if environ is None else environ
     if "SLURM_STEP_ID" not in environ:
         return 1, 0
-    return (int(environ.get("SLURM_STEP_NUM_TASKS") or 1),
-            int(environ.get("SLURM_PROCID") or 0))
+    return (int(environ.get("SLURM_STEP_NUM_TASKS") or 1), int(environ.get("SLURM_PROCID") or 0))
 
 
 def node_layout(devices, environ=None):
@@ -63,34 +67,51 @@ def node_layout(devices, environ=None):
     if tasks <= 1 or devices <= 1:
         return None
     if devices % tasks:
-        raise ConfigError(f"devices={devices} across {tasks} Slurm tasks: each task starts the "
-                          f"same number of ranks, so devices must be a multiple of {tasks}")
-    nodelist = (environ.get("SLURM_STEP_NODELIST") or environ.get("SLURM_JOB_NODELIST")
-                or environ.get("SLURM_NODELIST"))
+        raise ConfigError(
+            f"devices={devices} across {tasks} Slurm tasks: each task starts the "
+            f"same number of ranks, so devices must be a multiple of {tasks}"
+        )
+    nodelist = (
+        environ.get("SLURM_STEP_NODELIST")
+        or environ.get("SLURM_JOB_NODELIST")
+        or environ.get("SLURM_NODELIST")
+    )
     if not nodelist or "SLURM_PROCID" not in environ or "SLURM_JOB_ID" not in environ:
-        raise ConfigError("a Slurm step of several tasks without SLURM_PROCID, SLURM_JOB_ID and "
-                          "SLURM_STEP_NODELIST: run it through srun or the submitit launcher")
+        raise ConfigError(
+            "a Slurm step of several tasks without SLURM_PROCID, SLURM_JOB_ID and "
+            "SLURM_STEP_NODELIST: run it through srun or the submitit launcher"
+        )
     local = devices // tasks
     port = PORT_BASE + int(environ["SLURM_JOB_ID"]) % PORT_SPAN
-    return {"node": node, "nodes": tasks, "local_devices": local, "rank_offset": node * local,
-            # ranks already on this host from earlier tasks (tasks_per_node > 1)
-            "local_rank_offset": int(environ.get("SLURM_LOCALID", 0)) * local,
-            # task 0 runs on the step's first node, whatever the task distribution
-            "master_addr": hostnames(nodelist)[0], "master_port": port,
-            "worker_ports": [port + 1 + rank for rank in range(devices)]}
+    return {
+        "node": node,
+        "nodes": tasks,
+        "local_devices": local,
+        "rank_offset": node * local,
+        # ranks already on this host from earlier tasks (tasks_per_node > 1)
+        "local_rank_offset": int(environ.get("SLURM_LOCALID", 0)) * local,
+        # task 0 runs on the step's first node, whatever the task distribution
+        "master_addr": hostnames(nodelist)[0],
+        "master_port": port,
+        "worker_ports": [port + 1 + rank for rank in range(devices)],
+    }
 
 
 def refusal(framework, launch, layout):
     """Why `framework` (its config) cannot start its ranks across the nodes of `layout`, whose
     devices start as `launch` (contract.LAUNCHES); None when it can."""
     if launch != "processes":
-        return (f"devices={layout['nodes'] * layout['local_devices']} across "
-                f"{layout['nodes']} Slurm tasks: framework={framework.name} starts its devices "
-                f"with {launch}, and only `processes` (torchrun's way) spans nodes here")
+        return (
+            f"devices={layout['nodes'] * layout['local_devices']} across "
+            f"{layout['nodes']} Slurm tasks: framework={framework.name} starts its devices "
+            f"with {launch}, and only `processes` (torchrun's way) spans nodes here"
+        )
     reason = framework.capabilities.multi_node_reason
     if reason:
-        return (f"framework={framework.name} runs its ranks on one node only ({reason}): "
-                f"run it in one Slurm task (srun -n1, hydra.launcher.nodes=1)")
+        return (
+            f"framework={framework.name} runs its ranks on one node only ({reason}): "
+            f"run it in one Slurm task (srun -n1, hydra.launcher.nodes=1)"
+        )
     return None
 
 
@@ -158,13 +179,21 @@ def claim_run_dir(run_dir, environ=None, wait_s=CLAIM_WAIT_S):
         deadline = time.monotonic() + wait_s
         while not mark.exists():
             if time.monotonic() > deadline:
-                return (f"task 0 of Slurm step {ours} did not claim {run_dir} within {wait_s} "
-                        f"s: every task must be given the same hydra.run.dir (see task 0's "
-                        f"output)")
+                return (
+                    f"task 0 of Slurm step {ours} did not claim {run_dir} within {wait_s} "
+                    f"s: every task must be given the same hydra.run.dir (see task 0's "
+                    f"output)"
+                )
             time.sleep(0.2)
         claimed = _read(mark) == ours
-    return None if claimed else (f"{run_dir} already holds another run; a run never reuses a "
-                                 f"directory (choose another hydra.run.dir)")
+    return (
+        None
+        if claimed
+        else (
+            f"{run_dir} already holds another run; a run never reuses a "
+            f"directory (choose another hydra.run.dir)"
+        )
+    )
 
 
 def _create(path, text):

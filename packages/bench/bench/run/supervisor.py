@@ -7,6 +7,7 @@ exits, one by the signal machinery (bench.signals.deferred) when a signal arrive
 deferred() a second SIGTERM (Slurm sends two at a time limit) or a Ctrl-C during the cleanup is
 recorded, never raised, so the kill and the record always finish.
 """
+
 import collections
 import os
 import select
@@ -70,8 +71,16 @@ class Supervisor:
     subject: how a reason names the processes ("worker", "the workers", "mpiexec and its 2
     workers")."""
 
-    def __init__(self, timeout_s, pending, subject="worker", together=True, check=None,
-                 check_every_s=0.5, session=False):
+    def __init__(
+        self,
+        timeout_s,
+        pending,
+        subject="worker",
+        together=True,
+        check=None,
+        check_every_s=0.5,
+        session=False,
+    ):
         self.timeout_s, self.pending, self.together = timeout_s, pending, together
         self.subject = subject  # what the reasons name: "worker", "the workers", ...
         self.check, self.check_every_s, self.session = check, check_every_s, session
@@ -80,27 +89,43 @@ class Supervisor:
         self.view = ProgressView()
         self._exits_read, self._exits_write = os.pipe()
 
-    def start(self, command, env, cwd, log_path, name="worker", echo=True, progress=True,
-              cpus=None):
+    def start(
+        self, command, env, cwd, log_path, name="worker", echo=True, progress=True, cpus=None
+    ):
         """Start one process (`name`: "rank 1") in a session of its own, pinned to `cpus`; its
         output goes to log_path and, with echo, to ours (progress events drawn, with
         progress)."""
         log = open(log_path, "w")
         try:
             proc = subprocess.Popen(
-                command, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                stdin=subprocess.DEVNULL, text=True, env=env, cwd=cwd, start_new_session=True,
-                bufsize=1, preexec_fn=(lambda: os.sched_setaffinity(0, cpus)) if cpus else None)
+                command,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                stdin=subprocess.DEVNULL,
+                text=True,
+                env=env,
+                cwd=cwd,
+                start_new_session=True,
+                bufsize=1,
+                preexec_fn=(lambda: os.sched_setaffinity(0, cpus)) if cpus else None,
+            )
         except BaseException:
             log.close()
             raise
         tail = collections.deque(maxlen=TAIL_LINES)
         view = self.view if echo and progress else None
-        pumps = [threading.Thread(target=_pump, daemon=True,
-                                  args=(proc.stdout, [sys.stdout, log] if echo else [log],
-                                        tail, view)),
-                 threading.Thread(target=_pump, daemon=True,
-                                  args=(proc.stderr, [sys.stderr, log] if echo else [log], tail))]
+        pumps = [
+            threading.Thread(
+                target=_pump,
+                daemon=True,
+                args=(proc.stdout, [sys.stdout, log] if echo else [log], tail, view),
+            ),
+            threading.Thread(
+                target=_pump,
+                daemon=True,
+                args=(proc.stderr, [sys.stderr, log] if echo else [log], tail),
+            ),
+        ]
         for pump in pumps:
             pump.start()
         member = Member(name, proc, tail, log, pumps)

@@ -8,6 +8,7 @@ again (each job's subdirectory is Hydra's `override_dirname`). A job whose resul
 `ok` or `unsupported` for the same config is skipped; any other (failed, invalid, interrupted,
 not installed) runs again; `redo=true` runs everything again.
 """
+
 import contextlib
 import contextvars
 import hashlib
@@ -49,7 +50,7 @@ def bounded_name(name: str) -> str:
     names apart."""
     safe = re.sub(r"[^\w.,=+:@%-]", "-", name)
     if safe != name or len(safe) > MAX_NAME:
-        safe = f"{safe[:MAX_NAME - 11]}-{hashlib.sha1(name.encode()).hexdigest()[:10]}"
+        safe = f"{safe[: MAX_NAME - 11]}-{hashlib.sha1(name.encode()).hexdigest()[:10]}"
     return safe
 
 
@@ -81,14 +82,19 @@ def group_options(group: str, require_all=True) -> str:
     left_out = [name for name, (ok, _) in found.items() if not ok]
     if left_out and not _said:
         _said.append(True)
-        print(f"comparison: {len(names) - len(left_out)} of {len(names)} frameworks are "
-              f"installed here; left out: {', '.join(left_out)} (`python -m bench envs` says "
-              f"how to build each; comparison.require_all=true runs them too, recorded as not "
-              f"installed)", flush=True)
+        print(
+            f"comparison: {len(names) - len(left_out)} of {len(names)} frameworks are "
+            f"installed here; left out: {', '.join(left_out)} (`python -m bench envs` says "
+            f"how to build each; comparison.require_all=true runs them too, recorded as not "
+            f"installed)",
+            flush=True,
+        )
     kept = [name for name in names if name not in left_out]
     if not kept:
-        raise ValueError("comparison: no framework is installed here (`python -m bench envs` "
-                         "says how to build each)")
+        raise ValueError(
+            "comparison: no framework is installed here (`python -m bench envs` "
+            "says how to build each)"
+        )
     return ",".join(kept)
 
 
@@ -102,8 +108,7 @@ def install():
     "${hydra.overrides.task}"), and Hydra copies the sweep's cache into every job's config (as
     for ${now:}), so each job, whose own hydra.overrides.task holds only its single values,
     gets the sweep's directory."""
-    OmegaConf.register_new_resolver("bench_sweep_name", sweep_name, use_cache=True,
-                                    replace=True)
+    OmegaConf.register_new_resolver("bench_sweep_name", sweep_name, use_cache=True, replace=True)
     OmegaConf.register_new_resolver("bench_options", group_options, replace=True)
     OmegaConf.register_new_resolver("bench_job_name", job_name, replace=True)
 
@@ -141,8 +146,10 @@ def finished_result(run_dir: Path, config, redo: bool):
     if changed:
         print(f"running again: the config changed since {path} ({changed})", flush=True)
         return None
-    print(f"skipped, already {status}: {summary.label(previous)} (redo=true runs it again)",
-          flush=True)
+    print(
+        f"skipped, already {status}: {summary.label(previous)} (redo=true runs it again)",
+        flush=True,
+    )
     return previous
 
 
@@ -185,8 +192,7 @@ def clock(seconds):
     """1:02:03, 2:03 or 0:07."""
     seconds = int(round(seconds))
     hours, rest = divmod(seconds, 3600)
-    return (f"{hours}:{rest // 60:02d}:{rest % 60:02d}" if hours else
-            f"{rest // 60}:{rest % 60:02d}")
+    return f"{hours}:{rest // 60:02d}:{rest % 60:02d}" if hours else f"{rest // 60}:{rest % 60:02d}"
 
 
 def count_jobs(task_overrides, sweeper_params):
@@ -204,7 +210,6 @@ def count_jobs(task_overrides, sweeper_params):
                 return None
             total *= len(list(override.sweep_string_iterator()))
     return total
-
 
 
 # The Outcome that bench.run.main.main() was given, for the length of that call: the
@@ -240,9 +245,13 @@ class SweepLock(Callback):
             total = None
         if self.outcome is not None:
             self.outcome.sweep_started(directory, total)
-        self._lock.enter_context(files.locked(
-            directory / ".sweep", waiting="(another sweep into the same directory; Ctrl-C "
-            "stops, sweep=<name> runs into another directory)"))
+        self._lock.enter_context(
+            files.locked(
+                directory / ".sweep",
+                waiting="(another sweep into the same directory; Ctrl-C "
+                "stops, sweep=<name> runs into another directory)",
+            )
+        )
 
     def on_multirun_end(self, config, **kwargs):
         try:

@@ -1,5 +1,6 @@
 """The host's side of the environment record (the worker adds the framework's side), and the
 key under which per-host files (tuning profiles, the host peak) are kept."""
+
 import functools
 import hashlib
 import json
@@ -12,8 +13,23 @@ from pathlib import Path
 
 # variables that change speed in any framework: thread pools, BLAS, allocators, device masks;
 # each framework adds its own prefixes (`speed_variables` in conf/framework/<fw>.yaml)
-SPEED_VARIABLES = ("OMP_", "MKL_", "OPENBLAS_", "KMP_", "XLA_", "CUDA_", "CUDNN_", "CUPY_",
-                   "DNNL_", "ONEDNN_", "NCCL_", "LD_PRELOAD", "MALLOC_", "NUMEXPR_", "VECLIB_")
+SPEED_VARIABLES = (
+    "OMP_",
+    "MKL_",
+    "OPENBLAS_",
+    "KMP_",
+    "XLA_",
+    "CUDA_",
+    "CUDNN_",
+    "CUPY_",
+    "DNNL_",
+    "ONEDNN_",
+    "NCCL_",
+    "LD_PRELOAD",
+    "MALLOC_",
+    "NUMEXPR_",
+    "VECLIB_",
+)
 
 
 def _run(args, cwd=None):
@@ -29,10 +45,14 @@ def gpus():
     """[(name, driver, memory)] of the NVIDIA GPUs nvidia-smi lists; [] when there are none."""
     if not shutil.which("nvidia-smi"):
         return []
-    out = _run(["nvidia-smi", "--query-gpu=name,driver_version,memory.total",
-                "--format=csv,noheader"])
-    return [tuple(part.strip() for part in line.split(",")) for line in (out or "").splitlines()
-            if line.strip()]
+    out = _run(
+        ["nvidia-smi", "--query-gpu=name,driver_version,memory.total", "--format=csv,noheader"]
+    )
+    return [
+        tuple(part.strip() for part in line.split(","))
+        for line in (out or "").splitlines()
+        if line.strip()
+    ]
 
 
 def cpu_model():
@@ -86,8 +106,12 @@ def host_slug(key):
     """A host key as one readable directory name, e.g.
     cpu-amd-epyc-9r14-avx2-avx512f-avx512_bf16-2cpus-1a2b3c4d."""
     name = key.get("gpu") or key.get("cpu") or "host"
-    parts = [key["device"], *re.sub(r"\((r|tm)\)|\bcpu\b|@.*$", "", name.lower()).split(),
-             *key.get("flags", []), *([f"{key['cpus']}cpus"] if key.get("cpus") else [])]
+    parts = [
+        key["device"],
+        *re.sub(r"\((r|tm)\)|\bcpu\b|@.*$", "", name.lower()).split(),
+        *key.get("flags", []),
+        *([f"{key['cpus']}cpus"] if key.get("cpus") else []),
+    ]
     digest = hashlib.sha1(json.dumps(key, sort_keys=True).encode()).hexdigest()[:8]
     return re.sub(r"[^\w.-]+", "-", "-".join(parts + [digest]))
 

@@ -10,6 +10,7 @@ Standard library only: the noxfile loads this file by path, without bench's depe
 
     python3 packages/bench/bench/run/system.py --apt-missing   # the packages of what is missing
 """
+
 import functools
 import glob
 import os
@@ -25,8 +26,9 @@ Dependency = namedtuple("Dependency", "title install find packages")
 
 def _run(command, timeout=60):
     try:
-        out = subprocess.run(command, capture_output=True, text=True, timeout=timeout,
-                             stdin=subprocess.DEVNULL)
+        out = subprocess.run(
+            command, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL
+        )
     except (OSError, subprocess.TimeoutExpired):
         return None
     return out
@@ -41,12 +43,19 @@ def find_python(version):
         out = _run(["pyenv", "root"])
         root = out.stdout.strip() if out and out.returncode == 0 else ""
         if root:
-            candidates += sorted(glob.glob(os.path.join(root, "versions", f"{version}.*", "bin",
-                                                        f"python{version}")), reverse=True)
+            candidates += sorted(
+                glob.glob(
+                    os.path.join(root, "versions", f"{version}.*", "bin", f"python{version}")
+                ),
+                reverse=True,
+            )
     for candidate in filter(None, candidates):
         out = _run([candidate, "--version"])
-        if out and out.returncode == 0 and \
-                (out.stdout + out.stderr).startswith(f"Python {version}."):
+        if (
+            out
+            and out.returncode == 0
+            and (out.stdout + out.stderr).startswith(f"Python {version}.")
+        ):
             return candidate
     return None
 
@@ -68,8 +77,10 @@ def find_mpi():
     return path, version.splitlines()[0]
 
 
-R_PROBE = ("for (p in commandArgs(TRUE)) if (!requireNamespace(p, quietly = TRUE)) "
-           "{ cat(p); quit(status = 3) }")
+R_PROBE = (
+    "for (p in commandArgs(TRUE)) if (!requireNamespace(p, quietly = TRUE)) "
+    "{ cat(p); quit(status = 3) }"
+)
 
 
 @functools.cache
@@ -117,8 +128,12 @@ def find_chromium():
 def _found_python(version):
     def find():
         path = find_python(version)
-        return (path, f"Python {version}") if path else (
-            None, f"no python{version} on PATH or in pyenv")
+        return (
+            (path, f"Python {version}")
+            if path
+            else (None, f"no python{version} on PATH or in pyenv")
+        )
+
     return find
 
 
@@ -128,12 +143,12 @@ def _apt(title, packages, find):
 
 DEPENDENCIES = {
     "mpi": _apt("Open MPI", ("openmpi-bin", "libopenmpi3"), find_mpi),
-    "r": _apt("R and reticulate", ("r-base-core", "r-cran-reticulate", "libopenblas0-pthread"),
-              find_r),
+    "r": _apt(
+        "R and reticulate", ("r-base-core", "r-cran-reticulate", "libopenblas0-pthread"), find_r
+    ),
     "python3.6": Dependency("CPython 3.6", "pyenv install 3.6.15", _found_python("3.6"), None),
     "python3.7": Dependency("CPython 3.7", "pyenv install 3.7.17", _found_python("3.7"), None),
-    "python3.11": Dependency("CPython 3.11", "pyenv install 3.11.7", _found_python("3.11"),
-                             None),
+    "python3.11": Dependency("CPython 3.11", "pyenv install 3.11.7", _found_python("3.11"), None),
     "chromium": _apt("Chromium", ("chromium", "chromium-driver"), find_chromium),
     # the Slurm session's cluster (noxfile.py `slurm`): daemons, commands and MUNGE's auth
     "slurm": _apt("Slurm", ("slurm-wlm", "munge"), find_slurm),
@@ -152,8 +167,12 @@ def missing(name):
 
 def apt_missing():
     """The Debian packages of every dependency that is missing here (what .ci/run installs)."""
-    return [package for dependency in DEPENDENCIES.values() if dependency.packages
-            and not dependency.find()[0] for package in dependency.packages]
+    return [
+        package
+        for dependency in DEPENDENCIES.values()
+        if dependency.packages and not dependency.find()[0]
+        for package in dependency.packages
+    ]
 
 
 if __name__ == "__main__":

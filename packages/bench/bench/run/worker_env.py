@@ -1,6 +1,7 @@
 """The environment a worker process starts with: ours, the framework's `env`, its
 `library_path` in front of LD_LIBRARY_PATH, and for the rows written in R the interpreter
 reticulate drives, the libraries it preloads and its OpenMP settings."""
+
 import glob
 import os
 from pathlib import Path
@@ -26,7 +27,8 @@ def r_preload(cfg: Config, python):
         if not matches:
             raise EnvironmentNotFound(
                 f"framework={cfg.framework.name} preloads {pattern} (its r_preload), which "
-                f"{prefix} lacks: rebuild it with `nox -s {cfg.framework.nox_session}`")
+                f"{prefix} lacks: rebuild it with `nox -s {cfg.framework.nox_session}`"
+            )
         found.append(matches[0])
     return found
 
@@ -37,8 +39,10 @@ def r_start_environment(cfg: Config):
     env = {}
     for variable, option in cfg.framework.r_start_env.items():
         if option not in cfg.framework.options:
-            raise ConfigError(f"framework={cfg.framework.name}: r_start_env.{variable} names "
-                              f"option {option!r}, which it does not have")
+            raise ConfigError(
+                f"framework={cfg.framework.name}: r_start_env.{variable} names "
+                f"option {option!r}, which it does not have"
+            )
         value = cfg.framework.options[option]
         if option == "threads":  # 0: every usable core, as the frameworks' setup() reads it
             value = value or sysinfo.cpu_affinity()
@@ -63,7 +67,8 @@ def with_interpreter(cfg: Config, env, python):
     env = dict(env)
     if cfg.framework.library_path:
         env["LD_LIBRARY_PATH"] = os.pathsep.join(
-            library_path(cfg, python) + list(filter(None, [env.get("LD_LIBRARY_PATH")])))
+            library_path(cfg, python) + list(filter(None, [env.get("LD_LIBRARY_PATH")]))
+        )
     if cfg.framework.r_models:
         env["RETICULATE_PYTHON"] = python
         env.update(r_start_environment(cfg))

@@ -9,6 +9,7 @@ breaks and why. Refused configurations (unsupported, not installed) are listed a
 Exit status: 0 when every configuration is valid; 1 when any is invalid (or a file does not
 follow the schema); 2 a bad command line or no result files.
 """
+
 import argparse
 import json
 import math
@@ -41,20 +42,39 @@ def parser():
     p = argparse.ArgumentParser(
         prog="python -m bench check",
         description="Whether a bundle of results is fit to rank: each configuration checked "
-                    "against the written rules (schema, status, clean commit, locked "
-                    "environment, steady state, quality target, repeats, spread); VALID or "
-                    "INVALID with the reason.",
+        "against the written rules (schema, status, clean commit, locked "
+        "environment, steady state, quality target, repeats, spread); VALID or "
+        "INVALID with the reason.",
         epilog="exit status: 0 every configuration valid; 1 one is invalid; 2 a bad command "
-               "line or no result files. The rules: docs/trust.md.")
-    p.add_argument("paths", nargs="+", metavar="PATH",
-                   help="result.json files, or directories searched for them")
-    p.add_argument("--min-runs", type=_count, default=fitness.MIN_RUNS, metavar="N",
-                   help=f"repeats a configuration needs (default {fitness.MIN_RUNS})")
-    p.add_argument("--max-spread", type=_fraction, default=fitness.MAX_SPREAD, metavar="X",
-                   help=f"how far a configuration's fastest run may be above its slowest, "
-                        f"max / min - 1 (default {fitness.MAX_SPREAD})")
-    p.add_argument("--metric", choices=CHOICES, default="auto",
-                   help="the figure the spread is measured on (as `report --metric`)")
+        "line or no result files. The rules: docs/trust.md.",
+    )
+    p.add_argument(
+        "paths",
+        nargs="+",
+        metavar="PATH",
+        help="result.json files, or directories searched for them",
+    )
+    p.add_argument(
+        "--min-runs",
+        type=_count,
+        default=fitness.MIN_RUNS,
+        metavar="N",
+        help=f"repeats a configuration needs (default {fitness.MIN_RUNS})",
+    )
+    p.add_argument(
+        "--max-spread",
+        type=_fraction,
+        default=fitness.MAX_SPREAD,
+        metavar="X",
+        help=f"how far a configuration's fastest run may be above its slowest, "
+        f"max / min - 1 (default {fitness.MAX_SPREAD})",
+    )
+    p.add_argument(
+        "--metric",
+        choices=CHOICES,
+        default="auto",
+        help="the figure the spread is measured on (as `report --metric`)",
+    )
     p.add_argument("--json", action="store_true", help="the verdicts as JSON")
     return p
 
@@ -92,34 +112,55 @@ def main(argv):
             verdicts.append(fitness.judge(configuration, metric, limits))
     invalid = [v for v in verdicts if not v.valid]
     if args.json:
-        print(json.dumps({
-            "valid": not invalid and not unreadable,
-            "configurations": [{"label": summary.label(v.configuration.first.result),
-                                "hardware": v.configuration.first.hardware,
-                                "runs": [str(r.path) for r in v.configuration.runs],
-                                "valid": v.valid,
-                                "broken": [{"rule": n, "why": w} for n, w in v.broken]}
-                               for v in verdicts],
-            "unreadable": [{"path": str(p), "why": w} for p, w in unreadable],
-            "refused": [summary.label(c.first.result) for c in refused]}, indent=1))
+        print(
+            json.dumps(
+                {
+                    "valid": not invalid and not unreadable,
+                    "configurations": [
+                        {
+                            "label": summary.label(v.configuration.first.result),
+                            "hardware": v.configuration.first.hardware,
+                            "runs": [str(r.path) for r in v.configuration.runs],
+                            "valid": v.valid,
+                            "broken": [{"rule": n, "why": w} for n, w in v.broken],
+                        }
+                        for v in verdicts
+                    ],
+                    "unreadable": [{"path": str(p), "why": w} for p, w in unreadable],
+                    "refused": [summary.label(c.first.result) for c in refused],
+                },
+                indent=1,
+            )
+        )
     else:
         for path, why in unreadable:
             print(f"INVALID  {path}: schema: {why}")
         for v in verdicts:
-            head = (f"{summary.label(v.configuration.first.result)} on "
-                    f"{v.configuration.first.hardware} ({len(v.configuration.runs)} runs)")
-            print(f"{'VALID' if v.valid else 'INVALID':<8} {head}"
-                  + ("" if v.valid else "\n" + "\n".join(f"           {name}: {why}"
-                                                        for name, why in v.broken)))
+            head = (
+                f"{summary.label(v.configuration.first.result)} on "
+                f"{v.configuration.first.hardware} ({len(v.configuration.runs)} runs)"
+            )
+            print(
+                f"{'VALID' if v.valid else 'INVALID':<8} {head}"
+                + (
+                    ""
+                    if v.valid
+                    else "\n" + "\n".join(f"           {name}: {why}" for name, why in v.broken)
+                )
+            )
         for c in refused:
-            print(f"{'refused':<8} {summary.label(c.first.result)}: {c.first.status}, not "
-                  f"ranked")
+            print(f"{'refused':<8} {summary.label(c.first.result)}: {c.first.status}, not ranked")
         bad = len(invalid) + len(unreadable)
-        print(f"check: {len(verdicts) - len(invalid)} of {len(verdicts)} configurations valid"
-              + (f", {len(unreadable)} files not readable" if unreadable else "")
-              + (f", {len(refused)} refused" if refused else "")
-              + (": the bundle is fit to rank (by the rules of docs/trust.md)" if not bad
-                 else ": the bundle is not fit to rank"))
+        print(
+            f"check: {len(verdicts) - len(invalid)} of {len(verdicts)} configurations valid"
+            + (f", {len(unreadable)} files not readable" if unreadable else "")
+            + (f", {len(refused)} refused" if refused else "")
+            + (
+                ": the bundle is fit to rank (by the rules of docs/trust.md)"
+                if not bad
+                else ": the bundle is not fit to rank"
+            )
+        )
     return 1 if invalid or unreadable else 0
 
 

@@ -10,6 +10,7 @@ Nothing is imported here: each environment's interpreter is asked once (a subpro
 installed packages' metadata, no framework import) and the answer cached per environment in the
 cache directory until that environment changes.
 """
+
 import argparse
 import glob
 import hashlib
@@ -64,8 +65,7 @@ print(json.dumps({"python": platform.python_version(), "found": found, "versions
 def _stamp(python):
     """What changes when the environment does: its interpreter and site-packages' mtimes."""
     prefix = Path(python).parent.parent
-    paths = [Path(python), *map(Path, glob.glob(str(prefix / "lib" / "python*" /
-                                                   "site-packages")))]
+    paths = [Path(python), *map(Path, glob.glob(str(prefix / "lib" / "python*" / "site-packages")))]
     return [str(p.stat().st_mtime_ns) for p in paths if p.exists()]
 
 
@@ -83,8 +83,13 @@ def probe(python, modules, cache_dir=None, refresh=False):
         if old and old.get("stamp") == stamp:
             return old["answer"]
     try:
-        out = subprocess.run([str(python), "-c", PROBE, *modules], capture_output=True,
-                             text=True, timeout=120, stdin=subprocess.DEVNULL)
+        out = subprocess.run(
+            [str(python), "-c", PROBE, *modules],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            stdin=subprocess.DEVNULL,
+        )
         answer = json.loads(out.stdout) if out.returncode == 0 else None
     except (OSError, subprocess.TimeoutExpired, ValueError):
         answer = None
@@ -97,17 +102,28 @@ def row(name, cache_dir=None, refresh=False):
     """One framework's line: {framework, environment, built, python, version, how, needs}."""
     fw = environments.declared_framework(name)
     declared = capabilities.declared(name)
-    line = {"framework": name, "environment": fw.nox_session, "built": False, "python": "",
-            "version": "", "found_by": "", "needs": declared.get("system") or {},
-            "build": f"nox -s {fw.nox_session} --install-only"}
+    line = {
+        "framework": name,
+        "environment": fw.nox_session,
+        "built": False,
+        "python": "",
+        "version": "",
+        "found_by": "",
+        "needs": declared.get("system") or {},
+        "build": f"nox -s {fw.nox_session} --install-only",
+    }
     try:
         python, found_by = environments.find_python(fw)
     except EnvironmentNotFound as exc:
         line["why"] = str(exc)
         return line
     answer = probe(python, [fw.module, fw.package], cache_dir, refresh) or {}
-    line.update(built=True, found_by=found_by, python=answer.get("python", "?"),
-                version=(answer.get("versions") or {}).get(fw.module.split(".")[0], ""))
+    line.update(
+        built=True,
+        found_by=found_by,
+        python=answer.get("python", "?"),
+        version=(answer.get("versions") or {}).get(fw.module.split(".")[0], ""),
+    )
     if not line["version"]:
         line["version"] = (answer.get("versions") or {}).get(fw.module, "")
     line["lock"] = locks.compare(answer.get("distributions"), locks.marker(python))
@@ -119,40 +135,77 @@ def main(argv):
     parser = argparse.ArgumentParser(
         prog="python -m bench envs",
         description="Every framework's environment (built or not, its Python and framework "
-                    "version, the command that builds it) and the system packages rows need.")
-    parser.add_argument("--refresh", action="store_true",
-                        help="ask every environment again (its answer is cached until it "
-                             "changes)")
+        "version, the command that builds it) and the system packages rows need.",
+    )
+    parser.add_argument(
+        "--refresh",
+        action="store_true",
+        help="ask every environment again (its answer is cached until it changes)",
+    )
     parser.add_argument("--json", action="store_true", help="the same as JSON")
-    parser.add_argument("--cache-dir", default=None,
-                        help="the cache directory (default: $BENCH_CACHE_DIR, else "
-                             "~/.cache/rosetta-bench)")
+    parser.add_argument(
+        "--cache-dir",
+        default=None,
+        help="the cache directory (default: $BENCH_CACHE_DIR, else ~/.cache/rosetta-bench)",
+    )
     args = parser.parse_args(argv)
     rows = [row(name, args.cache_dir, args.refresh) for name in capabilities.framework_names()]
     deps = {}
     for line in rows:
         for dep, when in line["needs"].items():
-            deps.setdefault(dep, []).append(line["framework"] + (" (devices=N)"
-                                                                 if when == "devices" else ""))
+            deps.setdefault(dep, []).append(
+                line["framework"] + (" (devices=N)" if when == "devices" else "")
+            )
     deps.setdefault("chromium", []).append("the page's browser test (nox -s core)")
     dependencies = []
     for dep, users in deps.items():
         found, detail = system.DEPENDENCIES[dep].find()
-        dependencies.append({"dependency": dep, "title": system.DEPENDENCIES[dep].title,
-                             "found": found, "detail": detail, "needed_by": users,
-                             "install": system.DEPENDENCIES[dep].install})
+        dependencies.append(
+            {
+                "dependency": dep,
+                "title": system.DEPENDENCIES[dep].title,
+                "found": found,
+                "detail": detail,
+                "needed_by": users,
+                "install": system.DEPENDENCIES[dep].install,
+            }
+        )
     if args.json:
-        print(json.dumps({"project": str(project_dir()), "frameworks": rows,
-                          "system": dependencies}, indent=1))
+        print(
+            json.dumps(
+                {"project": str(project_dir()), "frameworks": rows, "system": dependencies},
+                indent=1,
+            )
+        )
         return 0
     built = sum(line["built"] for line in rows)
-    print(f"framework environments ({built} of {len(rows)} built; environments live in "
-          f"{project_dir() / '.nox'}):\n")
-    print(text_table(["framework", "environment", "built", "python", "framework version",
-                      "found by / build it with"],
-                     [[line["framework"], line["environment"], "yes" if line["built"] else "no",
-                       line["python"], line["version"],
-                       line["found_by"] if line["built"] else line["build"]] for line in rows]))
+    print(
+        f"framework environments ({built} of {len(rows)} built; environments live in "
+        f"{project_dir() / '.nox'}):\n"
+    )
+    print(
+        text_table(
+            [
+                "framework",
+                "environment",
+                "built",
+                "python",
+                "framework version",
+                "found by / build it with",
+            ],
+            [
+                [
+                    line["framework"],
+                    line["environment"],
+                    "yes" if line["built"] else "no",
+                    line["python"],
+                    line["version"],
+                    line["found_by"] if line["built"] else line["build"],
+                ]
+                for line in rows
+            ],
+        )
+    )
     print("\nenvironments against the locks they were built from:\n")
     seen = {}
     for line in rows:
@@ -160,15 +213,27 @@ def main(argv):
             seen.setdefault(line["environment"], locks.describe(line["lock"]))
     print(text_table(["environment", "lock"], sorted(seen.items())) if seen else "(none built)")
     print("\nsystem packages beyond the environments:\n")
-    print(text_table(["dependency", "here", "needed by", "install"],
-                     [[d["title"], f"found: {d['found']}" if d["found"] else "missing",
-                       ", ".join(d["needed_by"]), "" if d["found"] else d["install"]]
-                      for d in dependencies]))
+    print(
+        text_table(
+            ["dependency", "here", "needed by", "install"],
+            [
+                [
+                    d["title"],
+                    f"found: {d['found']}" if d["found"] else "missing",
+                    ", ".join(d["needed_by"]),
+                    "" if d["found"] else d["install"],
+                ]
+                for d in dependencies
+            ],
+        )
+    )
     missing = [line for line in rows if not line["built"]]
     if missing:
-        print(f"\n{len(missing)} not built: `python -m nox -s <environment> --install-only` in "
-              f"{project_dir()} builds one (`pip install nox` first); a run of one of them is "
-              f"refused as not_installed, and comparison presets leave them out.")
+        print(
+            f"\n{len(missing)} not built: `python -m nox -s <environment> --install-only` in "
+            f"{project_dir()} builds one (`pip install nox` first); a run of one of them is "
+            f"refused as not_installed, and comparison presets leave them out."
+        )
     return 0
 
 

@@ -13,6 +13,7 @@ own framework's peak). Measured once: `--redo` measures again.
 Exit status: 0; 1 when no installed framework could measure a peak, or the workers'
 directory or the cache cannot be written (said before any worker starts); 2 a bad command line.
 """
+
 import argparse
 import sys
 import time
@@ -44,9 +45,14 @@ def _supported_task(framework, precision, device):
     """A task the framework runs at this precision by its declaration (the peak does not
     depend on which), or None; read without composing a config (Hydra: a second each)."""
     declared = capabilities.declared(framework)["capabilities"]
-    return next((task for task in declared["tasks"]
-                 if contract.unsupported(declared, framework, task, device, precision) is None),
-                None)
+    return next(
+        (
+            task
+            for task in declared["tasks"]
+            if contract.unsupported(declared, framework, task, device, precision) is None
+        ),
+        None,
+    )
 
 
 def measure(frameworks, device, out_dir: Path):
@@ -57,9 +63,15 @@ def measure(frameworks, device, out_dir: Path):
         missing = None  # the first precision's "not installed": the same for the second
         for precision in PRECISIONS:
             task = _supported_task(fw, precision, device)
-            cfg = task and config.compose([f"framework={fw}", f"task={task}",
-                                           f"precision={precision}", f"device={device}",
-                                           "preset=smoke"])
+            cfg = task and config.compose(
+                [
+                    f"framework={fw}",
+                    f"task={task}",
+                    f"precision={precision}",
+                    f"device={device}",
+                    "preset=smoke",
+                ]
+            )
             try:
                 if cfg is not None:
                     capabilities.check(cfg)  # what only this machine tells (a GPU?)
@@ -75,7 +87,8 @@ def measure(frameworks, device, out_dir: Path):
                 python, _ = environments.find_python(cfg.framework)
             except BenchError:
                 missing = figures[fw][precision] = (
-                    f"not installed (nox -s {cfg.framework.nox_session})")
+                    f"not installed (nox -s {cfg.framework.nox_session})"
+                )
                 continue
             same = measured_in.get((python, cfg.framework.module, precision))
             if same:  # e.g. gluon and mxnet: one environment, one GEMM
@@ -84,8 +97,13 @@ def measure(frameworks, device, out_dir: Path):
             run = benchmark.worker_run(cfg, {"arrays": {}, "limits": {}})
             run["mode"] = "peak"
             print(f"peak: {fw} {precision} ...", flush=True)
-            raw = launch.run_worker(python, run, out_dir / f"{fw}_{precision}", TIMEOUT_S,
-                                    worker_env.environment_for(cfg, python))
+            raw = launch.run_worker(
+                python,
+                run,
+                out_dir / f"{fw}_{precision}",
+                TIMEOUT_S,
+                worker_env.environment_for(cfg, python),
+            )
             if raw.get("interrupted"):
                 raise KeyboardInterrupt()
             if raw["status"] == "ok" and raw.get("peak_flops") is None:
@@ -105,9 +123,13 @@ def document(figures, device, index=0):
         for precision, value in by_precision.items():
             if isinstance(value, float) and value > best.get(precision, {}).get("flops", 0):
                 best[precision] = {"flops": value, "framework": fw}
-    return {"version": VERSION, "host": sysinfo.host_key(device, index),
-            "measured": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "precisions": best,
-            "frameworks": figures}
+    return {
+        "version": VERSION,
+        "host": sysinfo.host_key(device, index),
+        "measured": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "precisions": best,
+        "frameworks": figures,
+    }
 
 
 def gflops(flops, precision="fp32"):
@@ -119,12 +141,25 @@ def show(peak):
     lines = [f"host peak of {sysinfo.host_slug(peak['host'])} (measured {peak['measured']}):"]
     for precision in PRECISIONS:
         entry = peak["precisions"].get(precision)
-        lines.append(f"  {precision}: " + (f"{gflops(entry['flops'], precision)} "
-                                           f"({entry['framework']})"
-                                           if entry else "no installed framework measured it"))
+        lines.append(
+            f"  {precision}: "
+            + (
+                f"{gflops(entry['flops'], precision)} ({entry['framework']})"
+                if entry
+                else "no installed framework measured it"
+            )
+        )
     for fw, by_precision in sorted(peak["frameworks"].items()):
-        cells = [f"{p} " + (gflops(by_precision[p], p) if isinstance(by_precision[p], float)
-                            else by_precision[p]) for p in PRECISIONS if p in by_precision]
+        cells = [
+            f"{p} "
+            + (
+                gflops(by_precision[p], p)
+                if isinstance(by_precision[p], float)
+                else by_precision[p]
+            )
+            for p in PRECISIONS
+            if p in by_precision
+        ]
         lines.append(f"  {fw}: " + "; ".join(cells))
     return "\n".join(lines)
 
@@ -134,29 +169,41 @@ def main(argv):
     parser = argparse.ArgumentParser(
         prog="python -m bench peak",
         description="This host's peak dense matrix-multiply FLOP/s (fp32, bf16, int8): each "
-                    "installed framework measures its own GEMM in a worker; the best is the host "
-                    "peak, cached per host, and every later run reports host_utilisation "
-                    "against it.",
+        "installed framework measures its own GEMM in a worker; the best is the host "
+        "peak, cached per host, and every later run reports host_utilisation "
+        "against it.",
         epilog="exit status: 0; 1 when no installed framework could measure a peak, or its "
-               "directories cannot be written; 2 a bad command line.")
-    parser.add_argument("--frameworks", default=",".join(capabilities.framework_names()),
-                        metavar="A,B",
-                        help="comma-separated, or framework=a,b (default: every installed one)")
+        "directories cannot be written; 2 a bad command line.",
+    )
+    parser.add_argument(
+        "--frameworks",
+        default=",".join(capabilities.framework_names()),
+        metavar="A,B",
+        help="comma-separated, or framework=a,b (default: every installed one)",
+    )
     parser.add_argument("--device", default="cpu", choices=["cpu", "gpu"])
-    parser.add_argument("--redo", action="store_true",
-                        help="measure again even where the host's peak is cached")
-    parser.add_argument("--out", default=None, metavar="DIR",
-                        help="the workers' directories (default results/peak/<time>)")
-    parser.add_argument("--cache-dir", default=None, metavar="DIR",
-                        help="the cache directory (default: $BENCH_CACHE_DIR, else "
-                             "~/.cache/rosetta-bench)")
-    args = parser.parse_args(as_flags(argv, {"framework": "--frameworks",
-                                             "device": "--device"}))
+    parser.add_argument(
+        "--redo", action="store_true", help="measure again even where the host's peak is cached"
+    )
+    parser.add_argument(
+        "--out",
+        default=None,
+        metavar="DIR",
+        help="the workers' directories (default results/peak/<time>)",
+    )
+    parser.add_argument(
+        "--cache-dir",
+        default=None,
+        metavar="DIR",
+        help="the cache directory (default: $BENCH_CACHE_DIR, else ~/.cache/rosetta-bench)",
+    )
+    args = parser.parse_args(as_flags(argv, {"framework": "--frameworks", "device": "--device"}))
     frameworks = args.frameworks.split(",")
     unknown = sorted(set(frameworks) - set(capabilities.framework_names()))
     if unknown:
-        parser.error(f"unknown framework(s) {unknown}; known: "
-                     f"{', '.join(capabilities.framework_names())}")
+        parser.error(
+            f"unknown framework(s) {unknown}; known: {', '.join(capabilities.framework_names())}"
+        )
     cached = host_files.load_peak(args.cache_dir, args.device)
     if cached is not None and not args.redo:
         print(show(cached))
@@ -166,8 +213,11 @@ def main(argv):
     file = host_files.peak_path(args.cache_dir, args.device)
     try:  # before a worker measures anything
         files.check_writable(out_dir, "the workers' directory", "--out DIR puts it elsewhere")
-        files.check_writable(file.parent, "the host peak's directory",
-                             "--cache-dir DIR (or BENCH_CACHE_DIR) puts it elsewhere")
+        files.check_writable(
+            file.parent,
+            "the host peak's directory",
+            "--cache-dir DIR (or BENCH_CACHE_DIR) puts it elsewhere",
+        )
     except files.NotWritable as exc:
         print(f"peak: {exc}", file=sys.stderr)
         return 1
@@ -185,8 +235,10 @@ def main(argv):
         files.write_json(file, peak)
     except OSError as exc:
         print(show(peak))
-        print(f"peak: the host peak could not be written: {files.path_problem(exc) or exc}",
-              file=sys.stderr)
+        print(
+            f"peak: the host peak could not be written: {files.path_problem(exc) or exc}",
+            file=sys.stderr,
+        )
         return 1
     print(show(peak))
     print(f"written: {file}")

@@ -6,6 +6,7 @@ value), prepares that data into the cache and starts no worker. --verify re-hash
 prepared file (data.verify=true) and prepares again whatever was altered.
 Exit status: 0 prepared, 1 a dataset could not be prepared, 2 a bad command line.
 """
+
 import argparse
 import itertools
 import sys
@@ -38,14 +39,21 @@ def parser():
     p = argparse.ArgumentParser(
         prog="python -m bench prepare",
         description="Download and prepare data into the cache, starting no worker: the same "
-                    "config as a run (task=cnn,rnn data=real prepares each), for a machine with "
-                    "internet before the runs (a cluster's login node).",
-        epilog="exit status: 0 prepared, 1 a dataset could not be prepared, 2 a bad command "
-               "line.")
-    p.add_argument("overrides", nargs="*", metavar="key=value",
-                   help="a run's overrides (comma-separated values: each one)")
-    p.add_argument("--verify", action="store_true",
-                   help="re-hash every prepared file and prepare again what was altered")
+        "config as a run (task=cnn,rnn data=real prepares each), for a machine with "
+        "internet before the runs (a cluster's login node).",
+        epilog="exit status: 0 prepared, 1 a dataset could not be prepared, 2 a bad command line.",
+    )
+    p.add_argument(
+        "overrides",
+        nargs="*",
+        metavar="key=value",
+        help="a run's overrides (comma-separated values: each one)",
+    )
+    p.add_argument(
+        "--verify",
+        action="store_true",
+        help="re-hash every prepared file and prepare again what was altered",
+    )
     return p
 
 
@@ -72,12 +80,18 @@ def main(argv):
                 status = 1
                 continue
             except OSError as exc:  # a cache that is a file, or read-only
-                print(f"prepare {label}: the data cache cannot be written: "
-                      f"{files.path_problem(exc) or exc}; data.cache_dir=DIR (or "
-                      f"BENCH_CACHE_DIR) puts it elsewhere", file=sys.stderr, flush=True)
+                print(
+                    f"prepare {label}: the data cache cannot be written: "
+                    f"{files.path_problem(exc) or exc}; data.cache_dir=DIR (or "
+                    f"BENCH_CACHE_DIR) puts it elsewhere",
+                    file=sys.stderr,
+                    flush=True,
+                )
                 return 1
-            print(f"prepare {label}: {prepared['description']} in {prepared['cache_entry']}",
-                  flush=True)
+            print(
+                f"prepare {label}: {prepared['description']} in {prepared['cache_entry']}",
+                flush=True,
+            )
     except (HydraException, OmegaConfBaseException) as exc:
         print(f"prepare: {overrides.hydra_error(exc)}", file=sys.stderr)
         return 2

@@ -13,6 +13,7 @@ slower, with the ratio and its range.
 Exit status: 0 the same; 1 faster, slower or a run failed; 2 a refusal, a bad command line or
 an unreadable result; 130 after Ctrl-C, 143 after SIGTERM.
 """
+
 import argparse
 import json
 import math
@@ -57,22 +58,44 @@ def parser():
     p = argparse.ArgumentParser(
         prog="python -m bench reproduce",
         description="Run a recorded result again, as recorded (same overrides, same commit's "
-                    "config, the same packages), and judge the new runs against it by the "
-                    "baseline rule: same, faster or slower.",
+        "config, the same packages), and judge the new runs against it by the "
+        "baseline rule: same, faster or slower.",
         epilog="exit status: 0 the same; 1 changed (faster or slower) or a run failed; 2 "
-               "refused (what differs is named), a bad command line or an unreadable result.")
-    p.add_argument("results", nargs="+", metavar="RESULT",
-                   help="the result.json to reproduce, and more runs of the same "
-                        "configuration (files or directories) to judge against")
-    p.add_argument("--repeats", type=_count, default=REPEATS, metavar="N",
-                   help=f"runs of it now (default {REPEATS})")
-    p.add_argument("--min-change", type=_positive, default=MIN_CHANGE, metavar="X",
-                   help=f"the change the rule calls real, as a fraction (default {MIN_CHANGE})")
-    p.add_argument("--anyway", action="store_true",
-                   help="run even where the commit, the config or the packages differ (each "
-                        "difference is still said)")
-    p.add_argument("--out", default=None, metavar="DIR",
-                   help="where the new runs go (default results/reproduce/<time>_<run>)")
+        "refused (what differs is named), a bad command line or an unreadable result.",
+    )
+    p.add_argument(
+        "results",
+        nargs="+",
+        metavar="RESULT",
+        help="the result.json to reproduce, and more runs of the same "
+        "configuration (files or directories) to judge against",
+    )
+    p.add_argument(
+        "--repeats",
+        type=_count,
+        default=REPEATS,
+        metavar="N",
+        help=f"runs of it now (default {REPEATS})",
+    )
+    p.add_argument(
+        "--min-change",
+        type=_positive,
+        default=MIN_CHANGE,
+        metavar="X",
+        help=f"the change the rule calls real, as a fraction (default {MIN_CHANGE})",
+    )
+    p.add_argument(
+        "--anyway",
+        action="store_true",
+        help="run even where the commit, the config or the packages differ (each "
+        "difference is still said)",
+    )
+    p.add_argument(
+        "--out",
+        default=None,
+        metavar="DIR",
+        help="where the new runs go (default results/reproduce/<time>_<run>)",
+    )
     return p
 
 
@@ -90,8 +113,10 @@ def originals(paths):
     first = found[0]
     others = [r for r in found if (r.identity, r.hardware) != (first.identity, first.hardware)]
     if others:
-        raise Refused(f"{others[0].path} is another configuration than {first.path}: give "
-                      f"runs of one configuration")
+        raise Refused(
+            f"{others[0].path} is another configuration than {first.path}: give "
+            f"runs of one configuration"
+        )
     bad = [r for r in found if r.status != "ok"]
     if bad:
         raise Refused(f"{bad[0].path} is {bad[0].status}: only ok results can be reproduced")
@@ -105,11 +130,15 @@ def code_difference(result):
     if not recorded:
         return "the result records no code commit (it was not run from a git checkout)"
     if recorded.endswith("-dirty"):
-        return (f"the result ran from a tree with uncommitted changes ({recorded}): its code "
-                f"cannot be checked out again")
+        return (
+            f"the result ran from a tree with uncommitted changes ({recorded}): its code "
+            f"cannot be checked out again"
+        )
     if here != recorded:
-        return (f"the result ran at commit {recorded}, this checkout is at {here or 'no commit'}"
-                f": `git checkout {recorded}` (or --anyway)")
+        return (
+            f"the result ran at commit {recorded}, this checkout is at {here or 'no commit'}"
+            f": `git checkout {recorded}` (or --anyway)"
+        )
     return None
 
 
@@ -130,11 +159,15 @@ def package_differences(result, cfg):
     framework environment found now."""
     recorded = (result.get("environment") or {}).get("distributions")
     if recorded is None:
-        return ["the result records no environment (schema 1): its packages cannot be "
-                "compared"]
+        return ["the result records no environment (schema 1): its packages cannot be compared"]
     python, _ = environments.find_python(cfg.framework)
-    out = subprocess.run([python, "-m", "bench_shared.environment"], capture_output=True,
-                         text=True, timeout=120, stdin=subprocess.DEVNULL)
+    out = subprocess.run(
+        [python, "-m", "bench_shared.environment"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+    )
     if out.returncode != 0:
         return [f"{python} could not list its packages: {out.stderr.strip()[-200:]}"]
     here = json.loads(out.stdout)["distributions"]
@@ -142,8 +175,9 @@ def package_differences(result, cfg):
     for name in sorted(set(recorded) | set(here)):
         if locks.own_package(name) or recorded.get(name) == here.get(name):
             continue
-        lines.append(f"{name} {here.get(name) or 'missing'} (recorded "
-                     f"{recorded.get(name) or 'absent'})")
+        lines.append(
+            f"{name} {here.get(name) or 'missing'} (recorded {recorded.get(name) or 'absent'})"
+        )
     return lines
 
 
@@ -169,8 +203,7 @@ def main(argv):
             problems.append(f"code: {code}")
         cfg, config_dict, changed = composed(result)
         if changed:
-            problems.append(f"config: the recorded overrides compose differently now "
-                            f"({changed})")
+            problems.append(f"config: the recorded overrides compose differently now ({changed})")
         packages = package_differences(result, cfg)
         problems += [f"package: {line}" for line in packages]
     except BenchError as exc:
@@ -179,35 +212,50 @@ def main(argv):
     for problem in problems:
         print(f"reproduce: {problem}", file=sys.stderr if not args.anyway else sys.stdout)
     if problems and not args.anyway:
-        print("reproduce: refused: what it would run is not what ran (--anyway runs it "
-              "nevertheless)", file=sys.stderr)
+        print(
+            "reproduce: refused: what it would run is not what ran (--anyway runs it nevertheless)",
+            file=sys.stderr,
+        )
         return 2
     label = summary.label(result)
-    out = Path(args.out or Path("results", "reproduce", time.strftime("%Y-%m-%d_%H-%M-%S")
-                                + "_" + sweep.bounded_name(label.replace(" ", "_"))))
+    out = Path(
+        args.out
+        or Path(
+            "results",
+            "reproduce",
+            time.strftime("%Y-%m-%d_%H-%M-%S") + "_" + sweep.bounded_name(label.replace(" ", "_")),
+        )
+    )
     try:
         again = run_again(cfg, config_dict, result["overrides"], out.absolute(), args.repeats)
     except KeyboardInterrupt as exc:
         signals.ignore()
-        print(f"\nreproduce: interrupted ({getattr(exc, 'what', 'Ctrl-C')}); the finished runs "
-              f"are in {out}", flush=True)
+        print(
+            f"\nreproduce: interrupted ({getattr(exc, 'what', 'Ctrl-C')}); the finished runs "
+            f"are in {out}",
+            flush=True,
+        )
         return getattr(exc, "exit_status", 130)
     failed = [r for r in again if r["status"] != "ok"]
     if failed:
-        print(f"reproduce: {len(failed)} of {len(again)} runs were not ok "
-              f"({failed[0]['status']}: {failed[0].get('error', '')[:200]})")
+        print(
+            f"reproduce: {len(failed)} of {len(again)} runs were not ok "
+            f"({failed[0]['status']}: {failed[0].get('error', '')[:200]})"
+        )
         return 1
     metric = headline({runs[0].preset})
     kind = runs[0].kind
     new = [metric.value(r, kind) for r in again]
     old = [r.value(metric) for r in runs]
     judged = verdict.judge(metric, new, old, args.min_change, min_runs=1)
-    print(f"reproduce: {label}: {judged.text()} — {judged.ratio:.2f}× "
-          f"({judged.low:.2f}–{judged.high:.2f}) the original's {metric.title} "
-          f"({len(new)} runs now against {len(old)}; accuracy "
-          f"{_median([r['accuracy'] for r in again if r.get('accuracy') is not None])} now, "
-          f"{_median([r.accuracy for r in runs if r.accuracy is not None])} then); new runs: "
-          f"{out}")
+    print(
+        f"reproduce: {label}: {judged.text()} — {judged.ratio:.2f}× "
+        f"({judged.low:.2f}–{judged.high:.2f}) the original's {metric.title} "
+        f"({len(new)} runs now against {len(old)}; accuracy "
+        f"{_median([r['accuracy'] for r in again if r.get('accuracy') is not None])} now, "
+        f"{_median([r.accuracy for r in runs if r.accuracy is not None])} then); new runs: "
+        f"{out}"
+    )
     return 0 if judged.kind == verdict.SAME else 1
 
 

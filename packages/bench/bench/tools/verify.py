@@ -9,6 +9,7 @@ other images first and compared by its agreement with the reference (bench_share
 The tolerances are each precision's, in conf/precision/<precision>.yaml. Adding a framework
 needs no change here.
 """
+
 import argparse
 import dataclasses
 import json
@@ -54,8 +55,15 @@ class Check:
 
 
 def compose_config(framework, task, precision, device):
-    return config.compose([f"framework={framework}", f"task={task}",
-                           f"precision={precision}", f"device={device}", "preset=smoke"])
+    return config.compose(
+        [
+            f"framework={framework}",
+            f"task={task}",
+            f"precision={precision}",
+            f"device={device}",
+            "preset=smoke",
+        ]
+    )
 
 
 class References:
@@ -69,14 +77,15 @@ class References:
     def __call__(self, task):
         if task not in self.cache:
             params = weights.random_weights(task, seed=0)
-            paths = {"weights": self.directory / f"{task}_weights.npz",
-                     "inputs": self.directory / f"{task}_inputs.npy"}
+            paths = {
+                "weights": self.directory / f"{task}_weights.npz",
+                "inputs": self.directory / f"{task}_inputs.npy",
+            }
             weights.save(paths["weights"], task, params)
             if self.quantized:  # inference tasks only: ResNet-50's images
                 inputs = reference.distinct_images(AGREEMENT_IMAGES, seed=1)
                 paths["calibration"] = self.directory / f"{task}_calibration.npy"
-                np.save(paths["calibration"], reference.distinct_images(CALIBRATION_IMAGES,
-                                                                        seed=2))
+                np.save(paths["calibration"], reference.distinct_images(CALIBRATION_IMAGES, seed=2))
             else:
                 inputs = reference.fixed_inputs(task)
             np.save(paths["inputs"], inputs)
@@ -109,16 +118,25 @@ def check_one(framework, task, args, refs, out_dir):
     if "dropout" in run["task"]:
         run["task"]["dropout"] = False  # the reference has none: the same steps everywhere
     run["mode"] = "verify"
-    run["verify"] = {"weights": str(paths["weights"]), "inputs": str(paths["inputs"]),
-                     "outputs": str(run_dir / "outputs.npy"),
-                     "train_steps": args.steps, "train_batch_size": TRAIN_BATCH_SIZE}
+    run["verify"] = {
+        "weights": str(paths["weights"]),
+        "inputs": str(paths["inputs"]),
+        "outputs": str(run_dir / "outputs.npy"),
+        "train_steps": args.steps,
+        "train_batch_size": TRAIN_BATCH_SIZE,
+    }
     if "calibration" in paths:  # a quantized precision: the images calibrate() sees
         run["verify"]["calibration"] = str(paths["calibration"])
-    raw = launch.run_worker(python, run, run_dir, cfg.preset.timeout_s,
-                            worker_env.environment_for(cfg, python))
+    raw = launch.run_worker(
+        python, run, run_dir, cfg.preset.timeout_s, worker_env.environment_for(cfg, python)
+    )
     if raw["status"] != "ok":
-        return Check(framework, task, "unsupported" if raw["status"] == "unsupported" else "error",
-                     detail=raw.get("error", ""))
+        return Check(
+            framework,
+            task,
+            "unsupported" if raw["status"] == "unsupported" else "error",
+            detail=raw.get("error", ""),
+        )
     check = Check(framework, task, "pass", param_count=raw["param_count"])
     outputs, precision, problems = np.load(run_dir / "outputs.npy"), cfg.precision, []
     if precision.agreement is not None:  # quantized: its agreement with the reference
@@ -129,23 +147,25 @@ def check_one(framework, task, args, refs, out_dir):
     else:
         check.output_error = reference.relative_error(outputs, expected)
         if not check.output_error <= precision.output_tolerance:  # NaN fails too
-            problems.append(f"output error {check.output_error:.2e} > "
-                            f"{precision.output_tolerance:g}")
+            problems.append(
+                f"output error {check.output_error:.2e} > {precision.output_tolerance:g}"
+            )
     if raw["param_count"] != spec.TASKS[task].param_count:
-        problems.append(f"{raw['param_count']:,} parameters, SPEC says "
-                        f"{spec.TASKS[task].param_count:,}")
+        problems.append(
+            f"{raw['param_count']:,} parameters, SPEC says {spec.TASKS[task].param_count:,}"
+        )
     if raw["export_max_abs_diff"] != 0.0:
         problems.append(f"exported weights differ by {raw['export_max_abs_diff']:.2e}")
     if "train_losses" in raw:
         optimizer = run["task"]["optimizer"]
         expected_losses = np.array(refs.train_reference(task, optimizer))
         losses = np.array(raw["train_losses"])
-        check.train_error = float(np.max(np.abs(losses - expected_losses)
-                                         / np.abs(expected_losses)))
+        check.train_error = float(
+            np.max(np.abs(losses - expected_losses) / np.abs(expected_losses))
+        )
         tolerance = train_tolerance(precision, task)
         if not check.train_error <= tolerance:  # NaN fails too
-            problems.append(f"loss trajectory differs by {check.train_error:.2e} > "
-                            f"{tolerance:g}")
+            problems.append(f"loss trajectory differs by {check.train_error:.2e} > {tolerance:g}")
     if problems:
         check.status, check.detail = "FAIL", "; ".join(problems)
     return check
@@ -164,23 +184,28 @@ def cell(check):
 
 def matrix(checks, frameworks, tasks):
     by_key = {(c.framework, c.task): c for c in checks}
-    return text_table(["framework", *tasks],
-                      [[fw, *(cell(by_key[fw, t]) for t in tasks)] for fw in frameworks])
+    return text_table(
+        ["framework", *tasks], [[fw, *(cell(by_key[fw, t]) for t in tasks)] for fw in frameworks]
+    )
 
 
 def tolerance_line(precision, args):
     """What the matrix below shows, with the precision's tolerances."""
     line = f"precision={precision.name} device={args.device}: "
     if precision.agreement is not None:
-        return line + (f"agreement with the reference after calibration: feature error "
-                       f"(tolerance {precision.agreement.feature_error:g}) and top-1 of a fixed "
-                       f"read-out (at least {precision.agreement.top1_agreement:g}), "
-                       f"{AGREEMENT_IMAGES} images")
+        return line + (
+            f"agreement with the reference after calibration: feature error "
+            f"(tolerance {precision.agreement.feature_error:g}) and top-1 of a fixed "
+            f"read-out (at least {precision.agreement.top1_agreement:g}), "
+            f"{AGREEMENT_IMAGES} images"
+        )
     line += f"max relative output error (tolerance {precision.output_tolerance:g})"
     if args.steps:
-        line += (f", {args.steps}-step loss trajectory (tolerance "
-                 f"{precision.train_tolerance:g}; densenet "
-                 f"{train_tolerance(precision, 'densenet'):g})")
+        line += (
+            f", {args.steps}-step loss trajectory (tolerance "
+            f"{precision.train_tolerance:g}; densenet "
+            f"{train_tolerance(precision, 'densenet'):g})"
+        )
     return line
 
 
@@ -189,23 +214,41 @@ def main(argv):
     parser = argparse.ArgumentParser(
         prog="python -m bench verify",
         description="Every framework against the NumPy reference: the same neutral weights "
-                    "loaded and exported bit-identically, a fixed batch predicted, the parameter "
-                    "count, and N training steps' losses (framework=a,b and task=... work as "
-                    "the flags do).",
+        "loaded and exported bit-identically, a fixed batch predicted, the parameter "
+        "count, and N training steps' losses (framework=a,b and task=... work as "
+        "the flags do).",
         epilog="exit status: 0; 1 when a check fails or errs, or --out cannot be written; 2 a "
-               "bad command line. Frameworks not installed are reported as such, not failed.")
-    parser.add_argument("--frameworks", default=",".join(capabilities.framework_names()),
-                        metavar="A,B", help="comma-separated (default: every framework)")
-    parser.add_argument("--tasks", default=",".join(spec.TASKS), metavar="A,B",
-                        help="comma-separated (default: every task)")
+        "bad command line. Frameworks not installed are reported as such, not failed.",
+    )
+    parser.add_argument(
+        "--frameworks",
+        default=",".join(capabilities.framework_names()),
+        metavar="A,B",
+        help="comma-separated (default: every framework)",
+    )
+    parser.add_argument(
+        "--tasks",
+        default=",".join(spec.TASKS),
+        metavar="A,B",
+        help="comma-separated (default: every task)",
+    )
     parser.add_argument("--precision", default="fp32", choices=precision_names())
     parser.add_argument("--device", default="cpu", choices=["cpu", "gpu"])
     parser.add_argument("--steps", type=int, default=20, help="training steps (0: none)")
-    parser.add_argument("--out", default=None, metavar="DIR",
-                        help="directory for weights, outputs, report")
-    args = parser.parse_args(as_flags(argv, {"framework": "--frameworks", "task": "--tasks",
-                                             "precision": "--precision",
-                                             "device": "--device"}))
+    parser.add_argument(
+        "--out", default=None, metavar="DIR", help="directory for weights, outputs, report"
+    )
+    args = parser.parse_args(
+        as_flags(
+            argv,
+            {
+                "framework": "--frameworks",
+                "task": "--tasks",
+                "precision": "--precision",
+                "device": "--device",
+            },
+        )
+    )
     if args.steps < 0:
         parser.error(f"--steps {args.steps}: the number of training steps, 0 (none) or more")
     frameworks, tasks = args.frameworks.split(","), args.tasks.split(",")
@@ -237,8 +280,9 @@ def main(argv):
     print()
     print(tolerance_line(precision, args))
     print(matrix(checks, frameworks, tasks))
-    (out_dir / "verify.json").write_text(json.dumps(
-        [dataclasses.asdict(c) for c in checks], indent=1))
+    (out_dir / "verify.json").write_text(
+        json.dumps([dataclasses.asdict(c) for c in checks], indent=1)
+    )
     print(f"report: {out_dir / 'verify.json'}")
     failed = [c for c in checks if c.status in ("FAIL", "error")]
     return 1 if failed else 0

@@ -5,6 +5,7 @@ of the run (mx.cpu(0..N-1), mx.gpu(0..N-1)), each global batch is cut by
 gluon.utils.split_and_load, and the Trainer's kvstore sums the gradients (bench_mxnet.gluon
 .loop). Written by hand: the model zoo's densenet121 ends in a fixed 7 x 7 average pool, which
 only a 224 x 224 input fits (the tests use smaller sides)."""
+
 import collections
 
 from mxnet.gluon import loss, nn
@@ -18,8 +19,16 @@ BN = {"gamma": "gamma", "beta": "beta", "mean": "running_mean", "var": "running_
 
 
 def conv(cin, cout, kernel, stride=1, prefix=None):
-    return nn.Conv2D(cout, kernel, stride, padding=kernel // 2, use_bias=False, in_channels=cin,
-                     weight_initializer=initialisers.HE_NORMAL, prefix=prefix)
+    return nn.Conv2D(
+        cout,
+        kernel,
+        stride,
+        padding=kernel // 2,
+        use_bias=False,
+        in_channels=cin,
+        weight_initializer=initialisers.HE_NORMAL,
+        prefix=prefix,
+    )
 
 
 def bn(channels, prefix):
@@ -48,8 +57,9 @@ class DenseBlock(nn.HybridBlock):
         super(DenseBlock, self).__init__(**kwargs)
         with self.name_scope():
             for i in range(layers):
-                setattr(self, "layer%d" % i,
-                        DenseLayer(cin + i * D.growth_rate, prefix="layer%d_" % i))
+                setattr(
+                    self, "layer%d" % i, DenseLayer(cin + i * D.growth_rate, prefix="layer%d_" % i)
+                )
         self.depth = layers
 
     def hybrid_forward(self, F, x):
@@ -66,8 +76,9 @@ class Transition(nn.HybridBlock):
             self.bn, self.conv = bn(cin, "bn_"), conv(cin, cout, 1, prefix="conv_")
 
     def hybrid_forward(self, F, x):
-        return F.Pooling(self.conv(F.relu(self.bn(x))), kernel=(2, 2), stride=(2, 2),
-                         pool_type="avg")
+        return F.Pooling(
+            self.conv(F.relu(self.bn(x))), kernel=(2, 2), stride=(2, 2), pool_type="avg"
+        )
 
 
 class DenseNet121(nn.HybridBlock):
@@ -77,8 +88,9 @@ class DenseNet121(nn.HybridBlock):
     def __init__(self, **kwargs):
         super(DenseNet121, self).__init__(prefix="", **kwargs)
         with self.name_scope():
-            self.stem_conv = conv(D.input_shape[0], D.stem_channels, D.stem_kernel, D.stem_stride,
-                                  prefix="stem_conv_")
+            self.stem_conv = conv(
+                D.input_shape[0], D.stem_channels, D.stem_kernel, D.stem_stride, prefix="stem_conv_"
+            )
             self.stem_bn = bn(D.stem_channels, "stem_bn_")
             self.stages = []  # names of the dense blocks and transitions, in order
             c = D.stem_channels
@@ -88,19 +100,30 @@ class DenseNet121(nn.HybridBlock):
                 c += layers * D.growth_rate
                 if b < len(D.block_layers):
                     self.stages.append("transition%d" % b)
-                    setattr(self, "transition%d" % b,
-                            Transition(c, int(c * D.compression), prefix="transition%d_" % b))
+                    setattr(
+                        self,
+                        "transition%d" % b,
+                        Transition(c, int(c * D.compression), prefix="transition%d_" % b),
+                    )
                     c = int(c * D.compression)
             self.final_bn = bn(c, "final_bn_")
             # logits; the loss has the sigmoid. SPEC's head: glorot-uniform, zero bias
-            self.classifier = nn.Dense(D.num_labels, in_units=D.features,
-                                       weight_initializer=initialisers.GLOROT_UNIFORM,
-                                       prefix="classifier_")
+            self.classifier = nn.Dense(
+                D.num_labels,
+                in_units=D.features,
+                weight_initializer=initialisers.GLOROT_UNIFORM,
+                prefix="classifier_",
+            )
 
     def hybrid_forward(self, F, x):
         x = F.relu(self.stem_bn(self.stem_conv(x)))
-        x = F.Pooling(x, kernel=(D.pool_kernel,) * 2, stride=(D.pool_stride,) * 2,
-                      pad=(D.pool_padding,) * 2, pool_type="max")
+        x = F.Pooling(
+            x,
+            kernel=(D.pool_kernel,) * 2,
+            stride=(D.pool_stride,) * 2,
+            pad=(D.pool_padding,) * 2,
+            pool_type="max",
+        )
         for stage in self.stages:
             x = getattr(self, stage)(x)
         x = F.Pooling(F.relu(self.final_bn(x)), global_pool=True, kernel=(1, 1), pool_type="avg")
@@ -112,11 +135,19 @@ def build_model(run):
     adam = run["task"]["optimizer"]
     side = run["task"]["image_size"]
     # SPEC: Adam at 1e-4 per device, the learning rate scaled linearly with the global batch
-    return loop.Model(DenseNet121(), (D.input_shape[0], side, side), "adam",
-                        {"learning_rate": adam["lr"] * devices, "beta1": adam["beta1"],
-                         "beta2": adam["beta2"], "epsilon": adam["eps"]},
-                        loss_fn=loss.SigmoidBinaryCrossEntropyLoss(from_sigmoid=False),
-                        contexts=runtime.contexts())
+    return loop.Model(
+        DenseNet121(),
+        (D.input_shape[0], side, side),
+        "adam",
+        {
+            "learning_rate": adam["lr"] * devices,
+            "beta1": adam["beta1"],
+            "beta2": adam["beta2"],
+            "epsilon": adam["eps"],
+        },
+        loss_fn=loss.SigmoidBinaryCrossEntropyLoss(from_sigmoid=False),
+        contexts=runtime.contexts(),
+    )
 
 
 def gluon_name(name):
@@ -127,8 +158,9 @@ def gluon_name(name):
 def slots(model):
     """Neutral name -> Gluon Parameter name: block1.layer0.bn1.mean is
     block1_layer0_bn1_running_mean, and so on."""
-    return collections.OrderedDict((name, weights.slot(name, gluon_name(name)))
-                                   for name in neutral.layout("densenet"))
+    return collections.OrderedDict(
+        (name, weights.slot(name, gluon_name(name))) for name in neutral.layout("densenet")
+    )
 
 
 train_epoch = loop.train_epoch

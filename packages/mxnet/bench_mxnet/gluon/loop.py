@@ -1,4 +1,5 @@
 """The Gluon training step, inference loop and int8 calibration that the task modules share."""
+
 import mxnet as mx
 import numpy as np
 from mxnet import autograd, gluon
@@ -15,8 +16,16 @@ class Model(object):
     (runtime.kvstore()) sums their gradients before each context applies the same update.
     Inference runs on the first context alone."""
 
-    def __init__(self, net, input_shape, optimizer=None, optimizer_params=None, spec_excluded=(),
-                 loss_fn=None, contexts=None):
+    def __init__(
+        self,
+        net,
+        input_shape,
+        optimizer=None,
+        optimizer_params=None,
+        spec_excluded=(),
+        loss_fn=None,
+        contexts=None,
+    ):
         self.ctxs = contexts or [runtime.context()]
         self.ctx = self.ctxs[0]
         self.net = net
@@ -33,8 +42,9 @@ class Model(object):
         self.loss_fn = loss_fn or gluon.loss.SoftmaxCrossEntropyLoss()
         self.trainer = None
         if optimizer:
-            self.trainer = gluon.Trainer(net.collect_params(), optimizer, optimizer_params,
-                                         kvstore=runtime.kvstore())
+            self.trainer = gluon.Trainer(
+                net.collect_params(), optimizer, optimizer_params, kvstore=runtime.kvstore()
+            )
         self.fp16 = runtime.precision() == "fp16"
         if self.fp16 and self.trainer:  # fp16 gradients underflow without loss scaling
             from mxnet.contrib import amp
@@ -112,9 +122,14 @@ def calibrate(model, batches):
 
     images = np.concatenate([np.asarray(x, np.float32) for x in batches])
     quantized = quantization.quantize_net_v2(
-        model.net, quantized_dtype="auto", calib_mode="naive", ctx=model.ctx,
+        model.net,
+        quantized_dtype="auto",
+        calib_mode="naive",
+        ctx=model.ctx,
         calib_data=mx.io.NDArrayIter(data=images, batch_size=len(batches[0])),
-        num_calib_examples=len(images), logger=logging.getLogger("bench_mxnet.calibrate"))
+        num_calib_examples=len(images),
+        logger=logging.getLogger("bench_mxnet.calibrate"),
+    )
     if model.hybridized:
         quantized.hybridize(static_alloc=True, static_shape=True)
     model.net = quantized

@@ -1,5 +1,6 @@
 """ResNet-50 v1 features the Gluon way: the model zoo's resnet50_v1(pretrained=False).features
 (no download), hybridised with a static graph; inference without autograd."""
+
 import collections
 
 from mxnet.gluon import nn
@@ -25,8 +26,14 @@ def build_model(run):
     model = loop.Model(net, ResNet50.input_shape)
     # The zoo's bottleneck 1x1 convolutions carry biases that SPEC's ResNet-50 has not: zero
     # from here on (inference only), not counted, not among the tensors neutral weights fill
-    excluded = [p for stage in stages(net) for block in stage for i in (0, 6)
-                for p in block.body[i].params.values() if p.name.endswith("bias")]
+    excluded = [
+        p
+        for stage in stages(net)
+        for block in stage
+        for i in (0, 6)
+        for p in block.body[i].params.values()
+        if p.name.endswith("bias")
+    ]
     for p in excluded:
         p.set_data(p.data().zeros_like())
     model.spec_excluded = {p.name for p in excluded}
@@ -41,16 +48,21 @@ def slots(model):
     def conv_bn(conv_name, bn_name, conv, bn):
         table[conv_name + ".weight"] = weights.slot(conv_name + ".weight", conv.weight.name)
         for field, attr in BN.items():
-            table[bn_name + "." + field] = weights.slot(bn_name + "." + field,
-                                                          getattr(bn, attr).name)
+            table[bn_name + "." + field] = weights.slot(
+                bn_name + "." + field, getattr(bn, attr).name
+            )
 
     conv_bn("stem.conv", "stem.bn", model.net[0], model.net[1])
     for s, stage in enumerate(stages(model.net), 1):
         for b, block in enumerate(stage):
             prefix = "stage%d.block%d." % (s, b)
             for i in (1, 2, 3):
-                conv_bn(prefix + "conv%d" % i, prefix + "bn%d" % i,
-                        block.body[BODY["conv%d" % i]], block.body[BODY["bn%d" % i]])
+                conv_bn(
+                    prefix + "conv%d" % i,
+                    prefix + "bn%d" % i,
+                    block.body[BODY["conv%d" % i]],
+                    block.body[BODY["bn%d" % i]],
+                )
             if block.downsample is not None:
                 conv_bn(prefix + "shortcut.conv", prefix + "shortcut.bn", *block.downsample)
     return table

@@ -1,6 +1,7 @@
 """MXNet's symbolic Module API for Rosetta Bench (framework=mxnet): mx.sym graphs bound by
 mx.mod.Module, forward_backward and update. The runtime (threads, engine, context, AMP, sync)
 is bench_mxnet.runtime, shared with Gluon."""
+
 from bench_mxnet import runtime, weights
 from bench_mxnet.runtime import memory_stats, peak_flops, sync, versions  # noqa: F401
 

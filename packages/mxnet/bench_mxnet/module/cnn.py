@@ -1,4 +1,5 @@
 """VGG-style CIFAR-10 CNN the Module way: an mx.sym graph, Module.bind, SGD with momentum."""
+
 import mxnet as mx
 
 from bench_mxnet import initialisers, weights
@@ -30,10 +31,15 @@ def build_model(run):
     x = mx.sym.Dropout(x, p=d3) if d3 else x
     logits = mx.sym.FullyConnected(x, num_hidden=CNN.num_classes, name="dense2")
     sgd = run["task"]["optimizer"]
-    return loop.Model(loop.classifier(logits), CNN.input_shape, run["task"]["batch_size"],
-                        initialisers.GLOROT_UNIFORM,  # weights; biases zero (Xavier's bias rule)
-                        "sgd", {"learning_rate": sgd["lr"], "momentum": sgd["momentum"]},
-                        output=1)
+    return loop.Model(
+        loop.classifier(logits),
+        CNN.input_shape,
+        run["task"]["batch_size"],
+        initialisers.GLOROT_UNIFORM,  # weights; biases zero (Xavier's bias rule)
+        "sgd",
+        {"learning_rate": sgd["lr"], "momentum": sgd["momentum"]},
+        output=1,
+    )
 
 
 def slots(model):

@@ -3,6 +3,7 @@ bias, BatchNorm, Concat, Pooling), a binary cross-entropy head written from the 
 MakeLoss, Adam with the learning rate scaled by the device count, and
 mx.mod.Module(context=[...]): the Module splits each batch over the run's contexts and its
 kvstore sums their gradients (bench_mxnet.module.loop)."""
+
 import mxnet as mx
 
 from bench_mxnet import initialisers, runtime, weights
@@ -18,9 +19,15 @@ def bn_relu(x, name):
 
 
 def conv(x, channels, kernel, name, stride=1):
-    return mx.sym.Convolution(x, num_filter=channels, kernel=(kernel, kernel),
-                              stride=(stride, stride), pad=(kernel // 2, kernel // 2),
-                              no_bias=True, name=name)
+    return mx.sym.Convolution(
+        x,
+        num_filter=channels,
+        kernel=(kernel, kernel),
+        stride=(stride, stride),
+        pad=(kernel // 2, kernel // 2),
+        no_bias=True,
+        name=name,
+    )
 
 
 def dense_layer(x, prefix):
@@ -42,8 +49,13 @@ def logits_symbol():
     (running statistics: the aux states _moving_mean, _moving_var)."""
     x = conv(mx.sym.var("data"), D.stem_channels, D.stem_kernel, "stem_conv", D.stem_stride)
     x = bn_relu(x, "stem_bn")
-    x = mx.sym.Pooling(x, pool_type="max", kernel=(D.pool_kernel,) * 2,
-                       stride=(D.pool_stride,) * 2, pad=(D.pool_padding,) * 2)
+    x = mx.sym.Pooling(
+        x,
+        pool_type="max",
+        kernel=(D.pool_kernel,) * 2,
+        stride=(D.pool_stride,) * 2,
+        pad=(D.pool_padding,) * 2,
+    )
     c = D.stem_channels
     for b, layers in enumerate(D.block_layers, 1):
         x = dense_block(x, layers, "block%d_" % b)
@@ -55,8 +67,9 @@ def logits_symbol():
     x = mx.sym.Pooling(bn_relu(x, "final_bn"), pool_type="avg", global_pool=True, kernel=(1, 1))
     # SPEC's head: glorot-uniform (the variable's own initialiser), zero bias
     weight = mx.sym.var("classifier_weight", init=initialisers.GLOROT_UNIFORM)
-    return mx.sym.FullyConnected(mx.sym.flatten(x), weight=weight, num_hidden=D.num_labels,
-                                 name="classifier")
+    return mx.sym.FullyConnected(
+        mx.sym.flatten(x), weight=weight, num_hidden=D.num_labels, name="classifier"
+    )
 
 
 def head(logits):
@@ -66,11 +79,13 @@ def head(logits):
     sigmoid head, leaves the batch to the optimizer's rescale_grad, fixed at bind time). The
     logits themselves are the second output, which predict() returns."""
     label = mx.sym.var("label")
-    bce = (mx.sym.relu(logits) - logits * label
-           + mx.sym.log1p(mx.sym.exp(-mx.sym.abs(logits))))
-    return mx.sym.Group([
-        mx.sym.MakeLoss(mx.sym.mean(bce, axis=1), normalization="batch", name="bce"),
-        mx.sym.BlockGrad(logits, name="logits")])
+    bce = mx.sym.relu(logits) - logits * label + mx.sym.log1p(mx.sym.exp(-mx.sym.abs(logits)))
+    return mx.sym.Group(
+        [
+            mx.sym.MakeLoss(mx.sym.mean(bce, axis=1), normalization="batch", name="bce"),
+            mx.sym.BlockGrad(logits, name="logits"),
+        ]
+    )
 
 
 def summed_loss(outputs, label):
@@ -83,14 +98,25 @@ def build_model(run):
     side = run["task"]["image_size"]
     # bound for one example per context (DenseNet at 224 x 224 and batch 64 is gigabytes):
     # the first batch reshapes the executors to its shape, once (Module.forward does)
-    return loop.Model(head(logits_symbol()), (D.input_shape[0], side, side), len(contexts),
-                        initialisers.HE_NORMAL,  # convolutions; batch norm 1, 0, 0, 1 by name
-                        "adam",
-                        # SPEC: Adam at 1e-4 per device, scaled linearly with the global batch
-                        {"learning_rate": adam["lr"] * len(contexts), "beta1": adam["beta1"],
-                         "beta2": adam["beta2"], "epsilon": adam["eps"]},
-                        output=1, contexts=contexts, label_name="label",
-                        label_shape=(D.num_labels,), loss=summed_loss)
+    return loop.Model(
+        head(logits_symbol()),
+        (D.input_shape[0], side, side),
+        len(contexts),
+        initialisers.HE_NORMAL,  # convolutions; batch norm 1, 0, 0, 1 by name
+        "adam",
+        # SPEC: Adam at 1e-4 per device, scaled linearly with the global batch
+        {
+            "learning_rate": adam["lr"] * len(contexts),
+            "beta1": adam["beta1"],
+            "beta2": adam["beta2"],
+            "epsilon": adam["eps"],
+        },
+        output=1,
+        contexts=contexts,
+        label_name="label",
+        label_shape=(D.num_labels,),
+        loss=summed_loss,
+    )
 
 
 def slots(model):

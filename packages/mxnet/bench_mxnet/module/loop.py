@@ -1,4 +1,5 @@
 """The Module API's training step and inference loop that every task module shares."""
+
 import functools
 
 import mxnet as mx
@@ -11,9 +12,12 @@ def classifier(logits):
     """The training head: SoftmaxOutput (softmax fused with the cross-entropy gradient,
     averaged over the batch) and the logits themselves, which predict() returns."""
     label = mx.sym.var("softmax_label")
-    return mx.sym.Group([
-        mx.sym.SoftmaxOutput(logits, label, normalization="batch", name="softmax"),
-        mx.sym.BlockGrad(logits, name="logits")])
+    return mx.sym.Group(
+        [
+            mx.sym.SoftmaxOutput(logits, label, normalization="batch", name="softmax"),
+            mx.sym.BlockGrad(logits, name="logits"),
+        ]
+    )
 
 
 class Model(object):
@@ -25,9 +29,20 @@ class Model(object):
     label_shape: one example's label (() for a class index); loss(outputs, label): the batch's
     summed loss from the outputs (default: softmax cross-entropy of the logits)."""
 
-    def __init__(self, symbol, input_shape, batch_size, initializer, optimizer=None,
-                 optimizer_params=None, output=0, contexts=None, label_name="softmax_label",
-                 label_shape=(), loss=None):
+    def __init__(
+        self,
+        symbol,
+        input_shape,
+        batch_size,
+        initializer,
+        optimizer=None,
+        optimizer_params=None,
+        output=0,
+        contexts=None,
+        label_name="softmax_label",
+        label_shape=(),
+        loss=None,
+    ):
         self.ctxs = contexts or [runtime.context()]
         self.ctx = self.ctxs[0]
         self.output = output
@@ -39,21 +54,30 @@ class Model(object):
             from mxnet.contrib import amp
 
             # casts inserted around the operators AMP lists as safe in low precision
-            symbol = amp.convert_symbol(symbol, runtime.AMP_DTYPES[runtime.precision()],
-                                        data_names=["data"] + list(self.label_names or []))
+            symbol = amp.convert_symbol(
+                symbol,
+                runtime.AMP_DTYPES[runtime.precision()],
+                data_names=["data"] + list(self.label_names or []),
+            )
         self.symbol, self.input_shape = symbol, tuple(input_shape)
-        self.mod = mx.mod.Module(symbol, data_names=("data",), label_names=self.label_names,
-                                 context=self.ctxs)
+        self.mod = mx.mod.Module(
+            symbol, data_names=("data",), label_names=self.label_names, context=self.ctxs
+        )
         # executors allocated once, for the training batch shape (forward() reshapes for others)
-        self.mod.bind(data_shapes=[("data", (batch_size,) + self.input_shape)],
-                      label_shapes=self.label_shapes(batch_size), for_training=bool(optimizer))
+        self.mod.bind(
+            data_shapes=[("data", (batch_size,) + self.input_shape)],
+            label_shapes=self.label_shapes(batch_size),
+            for_training=bool(optimizer),
+        )
         self.mod.init_params(initializer)
         self.optimizer = None
         if optimizer:
             # the loss is already a batch mean on each context (normalization="batch"), so no
             # 1/batch rescaling; the kvstore sums the contexts' gradients: 1/contexts
-            self.optimizer = dict(optimizer=optimizer, optimizer_params=dict(
-                optimizer_params, rescale_grad=1.0 / len(self.ctxs)))
+            self.optimizer = dict(
+                optimizer=optimizer,
+                optimizer_params=dict(optimizer_params, rescale_grad=1.0 / len(self.ctxs)),
+            )
         self.inference = None  # data-parallel: a Module on the first context alone (predict)
 
     def label_shapes(self, batch_size):
@@ -123,10 +147,14 @@ def inference_module(model):
     if len(model.ctxs) == 1:
         return model.mod
     if model.inference is None:
-        model.inference = mx.mod.Module(model.symbol, data_names=("data",),
-                                        label_names=model.label_names, context=model.ctx)
-        model.inference.bind(data_shapes=[("data", (1,) + model.input_shape)],
-                             label_shapes=model.label_shapes(1), for_training=False)
+        model.inference = mx.mod.Module(
+            model.symbol, data_names=("data",), label_names=model.label_names, context=model.ctx
+        )
+        model.inference.bind(
+            data_shapes=[("data", (1,) + model.input_shape)],
+            label_shapes=model.label_shapes(1),
+            for_training=False,
+        )
     arg_params, aux_params = model.mod.get_params()
     model.inference.set_params(arg_params, aux_params)
     return model.inference
@@ -141,4 +169,3 @@ def predict(model, batches):
         # a copy: the executor's output array is overwritten by the next forward
         outputs.append(mod.get_outputs()[model.output].astype(np.float32, copy=True))
     return np.concatenate([out.asnumpy() for out in outputs])
-

@@ -2,6 +2,7 @@
 per task and hardware/precision the report's metric, how many times slower than the column's
 fastest row, and the accuracy), each host's environment, and `bench verify`'s deviations.
 Plain records; bench.report.site.render writes them."""
+
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -72,8 +73,11 @@ def cell_of(grid: Grid, row, column) -> Cell:
     if status != "ok":
         return Cell(status, note="; ".join(n for n in notes if n)[:500])
     ok = configuration.ok
-    notes = [f"{len(configuration.runs) - len(ok)} of {len(configuration.runs)} runs not ok"
-             if len(ok) < len(configuration.runs) else ""]
+    notes = [
+        f"{len(configuration.runs) - len(ok)} of {len(configuration.runs)} runs not ok"
+        if len(ok) < len(configuration.runs)
+        else ""
+    ]
     q = quality.of(configuration)
     notes.append(q.reason())
     summary = configuration.summary(grid.metric)
@@ -83,8 +87,15 @@ def cell_of(grid: Grid, row, column) -> Cell:
         times_value = float(times.split()[0]) if times else None
     except ValueError:  # below target, at chance
         times_value = None
-    return Cell("ok", summary, times, configuration.accuracy,
-                "; ".join(n for n in notes if n), figure, times_value)
+    return Cell(
+        "ok",
+        summary,
+        times,
+        configuration.accuracy,
+        "; ".join(n for n in notes if n),
+        figure,
+        times_value,
+    )
 
 
 def results_table(grid: Grid) -> ResultsTable:
@@ -117,25 +128,41 @@ def hosts(runs) -> list:
     found = []
     for name, members in sorted(by_host.items()):
         host = members[-1].result.get("host") or {}
-        gpus = "; ".join(f"{g.get('name')} (driver {g.get('driver')}, {g.get('memory')})"
-                         for g in host.get("gpus") or []) or "none"
-        commits = sorted({(r.result.get("host") or {}).get("git_commit") or "not recorded"
-                          for r in members})
+        gpus = (
+            "; ".join(
+                f"{g.get('name')} (driver {g.get('driver')}, {g.get('memory')})"
+                for g in host.get("gpus") or []
+            )
+            or "none"
+        )
+        commits = sorted(
+            {(r.result.get("host") or {}).get("git_commit") or "not recorded" for r in members}
+        )
         variables = host.get("environment_variables") or {}
-        facts = [("OS", host.get("os") or ""), ("CPU", host.get("cpu") or ""),
-                 ("CPUs (usable / all)", f"{host.get('cpu_affinity')} / {host.get('cpu_count')}"),
-                 ("memory", _gib(host.get("memory_bytes"))), ("GPUs", gpus),
-                 ("git commit", ", ".join(commits)),
-                 ("speed-relevant variables",
-                  " ".join(f"{k}={v}" for k, v in variables.items()) or "none")]
+        facts = [
+            ("OS", host.get("os") or ""),
+            ("CPU", host.get("cpu") or ""),
+            ("CPUs (usable / all)", f"{host.get('cpu_affinity')} / {host.get('cpu_count')}"),
+            ("memory", _gib(host.get("memory_bytes"))),
+            ("GPUs", gpus),
+            ("git commit", ", ".join(commits)),
+            (
+                "speed-relevant variables",
+                " ".join(f"{k}={v}" for k, v in variables.items()) or "none",
+            ),
+        ]
         frameworks = {}
         for run in members:
             fw = run.result.get("framework") or {}
-            versions = ", ".join(f"{k} {v}" for k, v in sorted((fw.get("versions") or {}).items())
-                                 if v is not None)
+            versions = ", ".join(
+                f"{k} {v}" for k, v in sorted((fw.get("versions") or {}).items()) if v is not None
+            )
             python = run.result.get("python") or ""
-            settings = ", ".join(f"{k}={v}" for k, v in sorted((fw.get("settings") or {}).items())
-                                 if not isinstance(v, (dict, list)))
+            settings = ", ".join(
+                f"{k}={v}"
+                for k, v in sorted((fw.get("settings") or {}).items())
+                if not isinstance(v, (dict, list))
+            )
             if versions or python:
                 frameworks[run.display_name] = (run.display_name, versions, python, settings)
         found.append(Host(name, facts, [frameworks[k] for k in sorted(frameworks)]))
@@ -158,8 +185,10 @@ def verify_file(path: Path) -> Path:
     if path.is_dir():
         path = path / "verify.json"
     if not path.is_file():
-        raise FileNotFoundError(f"{path}: no such verify.json (python -m bench verify writes "
-                                f"results/verify/<time>/verify.json)")
+        raise FileNotFoundError(
+            f"{path}: no such verify.json (python -m bench verify writes "
+            f"results/verify/<time>/verify.json)"
+        )
     return path
 
 
@@ -167,9 +196,11 @@ def verify_table(path) -> VerifyTable:
     path = verify_file(path)
     checks = json.loads(path.read_text())
     if not isinstance(checks, list) or not all(
-            isinstance(c, dict) and {"framework", "task", "status"} <= set(c) for c in checks):
+        isinstance(c, dict) and {"framework", "task", "status"} <= set(c) for c in checks
+    ):
         raise ValueError(f"{path} is not a `bench verify` result (a list of checks)")
     frameworks = list(dict.fromkeys(c["framework"] for c in checks))
     tasks = list(dict.fromkeys(c["task"] for c in checks))
-    return VerifyTable(str(path), frameworks, tasks,
-                       {(c["framework"], c["task"]): c for c in checks})
+    return VerifyTable(
+        str(path), frameworks, tasks, {(c["framework"], c["task"]): c for c in checks}
+    )

@@ -3,6 +3,7 @@ training seconds, one line and band per configuration (bench.report.curves' data
 target dashed. Every point carries its values in a <title> (the browser shows them on hover,
 with no script); the legend's buttons show and hide a configuration in both charts (page.js).
 No network, no library: the SVG is written here."""
+
 import math
 from html import escape
 
@@ -12,8 +13,18 @@ from ..tables import title
 WIDTH, HEIGHT = 560, 300
 LEFT, RIGHT, TOP, BOTTOM = 58, 14, 14, 42
 # matplotlib's tab10, as the PNG charts use
-COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2",
-           "#7f7f7f", "#bcbd22", "#17becf")
+COLOURS = (
+    "#1f77b4",
+    "#ff7f0e",
+    "#2ca02c",
+    "#d62728",
+    "#9467bd",
+    "#8c564b",
+    "#e377c2",
+    "#7f7f7f",
+    "#bcbd22",
+    "#17becf",
+)
 
 
 def nice_ticks(low, high, count=5):
@@ -49,11 +60,16 @@ def chart(task, found, metric):
     """One <svg> of the metric for the task's curves."""
     lines = {i: c.line(metric) for i, c in enumerate(found)}
     xs = [x for line in lines.values() for x, *_ in line]
-    xs += [p.seconds_range[1] for c in found for p in c.points
-           if metric in p.values and p.seconds_range[1] is not None]
+    xs += [
+        p.seconds_range[1]
+        for c in found
+        for p in c.points
+        if metric in p.values and p.seconds_range[1] is not None
+    ]
     ys = [v for line in lines.values() for _, y, lo, hi in line for v in (y, lo, hi)]
-    targets = sorted({c.target for c in found if c.target is not None}) \
-        if metric == "accuracy" else []
+    targets = (
+        sorted({c.target for c in found if c.target is not None}) if metric == "accuracy" else []
+    )
     ys += targets
     if not xs:
         return ""
@@ -69,29 +85,41 @@ def chart(task, found, metric):
         return TOP + plot_h - (y - y0) / ((y1 - y0) or 1) * plot_h
 
     label = curve_data.LABELS[metric]
-    out = [f'<svg class="curve-chart" viewBox="0 0 {WIDTH} {HEIGHT}" role="img" '
-           f'aria-label="{escape(title(task))}: {label} against training seconds" '
-           f'xmlns="http://www.w3.org/2000/svg">',
-           f"<title>{escape(title(task))}: {label} against training seconds</title>",
-           f'<rect x="{LEFT}" y="{TOP}" width="{plot_w}" height="{plot_h}" class="plot"/>']
+    out = [
+        f'<svg class="curve-chart" viewBox="0 0 {WIDTH} {HEIGHT}" role="img" '
+        f'aria-label="{escape(title(task))}: {label} against training seconds" '
+        f'xmlns="http://www.w3.org/2000/svg">',
+        f"<title>{escape(title(task))}: {label} against training seconds</title>",
+        f'<rect x="{LEFT}" y="{TOP}" width="{plot_w}" height="{plot_h}" class="plot"/>',
+    ]
     for t in x_ticks:
-        out.append(f'<line class="grid" x1="{px(t):.1f}" x2="{px(t):.1f}" y1="{TOP}" '
-                   f'y2="{TOP + plot_h}"/><text class="tick" x="{px(t):.1f}" '
-                   f'y="{TOP + plot_h + 14}" text-anchor="middle">{t:g}</text>')
+        out.append(
+            f'<line class="grid" x1="{px(t):.1f}" x2="{px(t):.1f}" y1="{TOP}" '
+            f'y2="{TOP + plot_h}"/><text class="tick" x="{px(t):.1f}" '
+            f'y="{TOP + plot_h + 14}" text-anchor="middle">{t:g}</text>'
+        )
     for t in y_ticks:
-        out.append(f'<line class="grid" x1="{LEFT}" x2="{LEFT + plot_w}" y1="{py(t):.1f}" '
-                   f'y2="{py(t):.1f}"/><text class="tick" x="{LEFT - 5}" y="{py(t) + 4:.1f}" '
-                   f'text-anchor="end">{escape(_tick_text(t, metric))}</text>')
-    out.append(f'<text class="axis" x="{LEFT + plot_w / 2:.1f}" y="{HEIGHT - 6}" '
-               f'text-anchor="middle">training seconds</text>')
-    out.append(f'<text class="axis" transform="translate(12 {TOP + plot_h / 2:.1f}) '
-               f'rotate(-90)" text-anchor="middle">{label}</text>')
+        out.append(
+            f'<line class="grid" x1="{LEFT}" x2="{LEFT + plot_w}" y1="{py(t):.1f}" '
+            f'y2="{py(t):.1f}"/><text class="tick" x="{LEFT - 5}" y="{py(t) + 4:.1f}" '
+            f'text-anchor="end">{escape(_tick_text(t, metric))}</text>'
+        )
+    out.append(
+        f'<text class="axis" x="{LEFT + plot_w / 2:.1f}" y="{HEIGHT - 6}" '
+        f'text-anchor="middle">training seconds</text>'
+    )
+    out.append(
+        f'<text class="axis" transform="translate(12 {TOP + plot_h / 2:.1f}) '
+        f'rotate(-90)" text-anchor="middle">{label}</text>'
+    )
     for target in targets:
-        out.append(f'<line class="target" x1="{LEFT}" x2="{LEFT + plot_w}" '
-                   f'y1="{py(target):.1f}" y2="{py(target):.1f}"><title>quality target '
-                   f"{100 * target:.0f} %</title></line>"
-                   f'<text class="tick" x="{LEFT + 4}" y="{py(target) - 4:.1f}">target '
-                   f"{100 * target:.0f} %</text>")
+        out.append(
+            f'<line class="target" x1="{LEFT}" x2="{LEFT + plot_w}" '
+            f'y1="{py(target):.1f}" y2="{py(target):.1f}"><title>quality target '
+            f"{100 * target:.0f} %</title></line>"
+            f'<text class="tick" x="{LEFT + 4}" y="{py(target) - 4:.1f}">target '
+            f"{100 * target:.0f} %</text>"
+        )
     for i, line in lines.items():
         if not line:
             continue
@@ -104,21 +132,24 @@ def chart(task, found, metric):
             out.append(f'<polygon class="band" points="{upper} {lower}"/>')
         points = " ".join(f"{px(x):.1f},{py(y):.1f}" for x, y, _, _ in line)
         out.append(f'<polyline class="line" points="{points}"/>')
-        for point, (x, y, lo, hi) in zip([p for p in curve.points if metric in p.values],
-                                          line):
+        for point, (x, y, lo, hi) in zip([p for p in curve.points if metric in p.values], line):
             spread, seconds = "", ""
             if point.runs > 1:
                 first, last = point.seconds_range
                 spread = f" (runs {_value_text(lo, metric)} to {_value_text(hi, metric)})"
                 seconds = f" (runs {first:.3g} to {last:.3g} s)"
-                out.append(f'<line class="whisker" x1="{px(first):.1f}" x2="{px(last):.1f}" '
-                           f'y1="{py(y):.1f}" y2="{py(y):.1f}"/><line class="whisker" '
-                           f'x1="{px(x):.1f}" x2="{px(x):.1f}" y1="{py(lo):.1f}" '
-                           f'y2="{py(hi):.1f}"/>')
-            out.append(f'<circle cx="{px(x):.1f}" cy="{py(y):.1f}" r="3.5"><title>'
-                       f"{escape(curve.label)}: epoch {point.epoch}, {x:.3g} s{seconds}, "
-                       f"{label} {_value_text(y, metric)}{spread}, {point.runs} run"
-                       f"{'s' if point.runs > 1 else ''}</title></circle>")
+                out.append(
+                    f'<line class="whisker" x1="{px(first):.1f}" x2="{px(last):.1f}" '
+                    f'y1="{py(y):.1f}" y2="{py(y):.1f}"/><line class="whisker" '
+                    f'x1="{px(x):.1f}" x2="{px(x):.1f}" y1="{py(lo):.1f}" '
+                    f'y2="{py(hi):.1f}"/>'
+                )
+            out.append(
+                f'<circle cx="{px(x):.1f}" cy="{py(y):.1f}" r="3.5"><title>'
+                f"{escape(curve.label)}: epoch {point.epoch}, {x:.3g} s{seconds}, "
+                f"{label} {_value_text(y, metric)}{spread}, {point.runs} run"
+                f"{'s' if point.runs > 1 else ''}</title></circle>"
+            )
         out.append("</g>")
     out.append("</svg>")
     return "".join(out)
@@ -129,22 +160,27 @@ def figure(task, found):
     legend = "".join(
         f'<li><button type="button" data-series="{i}" aria-pressed="true" '
         f'style="--swatch: {COLOURS[i % len(COLOURS)]}">{escape(c.label)}</button></li>'
-        for i, c in enumerate(found))
+        for i, c in enumerate(found)
+    )
     charts = "".join(chart(task, found, metric) for metric in curve_data.METRICS)
-    return (f'<figure class="curves" data-task="{escape(task)}"><ul class="legend">{legend}'
-            f"</ul><div class=\"curve-charts\">{charts}</div><figcaption>"
-            f"{escape(title(task))}: test accuracy and test loss against training seconds "
-            "(evaluations at each epoch's end, outside the timed window); line: the median "
-            "over the runs, band: their lowest to highest. Hover a point for its values; a "
-            "legend entry shows or hides its line.</figcaption></figure>")
+    return (
+        f'<figure class="curves" data-task="{escape(task)}"><ul class="legend">{legend}'
+        f'</ul><div class="curve-charts">{charts}</div><figcaption>'
+        f"{escape(title(task))}: test accuracy and test loss against training seconds "
+        "(evaluations at each epoch's end, outside the timed window); line: the median "
+        "over the runs, band: their lowest to highest. Hover a point for its values; a "
+        "legend entry shows or hides its line.</figcaption></figure>"
+    )
 
 
 def section(found_by_task):
     """The page's curves section ("" without curves)."""
     if not found_by_task:
         return ""
-    out = ['<section id="curves" aria-labelledby="curves-h">',
-           '<h2 id="curves-h">Learning curves</h2>']
+    out = [
+        '<section id="curves" aria-labelledby="curves-h">',
+        '<h2 id="curves-h">Learning curves</h2>',
+    ]
     out += [figure(task, found) for task, found in found_by_task.items()]
     out.append("</section>")
     return "\n".join(out)

@@ -10,6 +10,7 @@ Whatever top-level functions, classes and names two modules share (build_model, 
 train_epoch, predict, Model, ...) sit on the same row, so the same step is on the same line
 whatever the contract's current names are.
 """
+
 import ast
 import csv
 import html
@@ -58,15 +59,19 @@ def frameworks(conf: Path):
     for path in sorted((conf / "framework").glob("*.yaml")):
         data = OmegaConf.to_container(OmegaConf.load(path))
         name = data.get("name", path.stem)
-        fw = Framework(name=name, display_name=data.get("display_name") or name,
-                       package=data["package"], options=data.get("options") or {},
-                       tasks=list((data.get("capabilities") or {}).get("tasks") or []),
-                       r_models=data.get("r_models"))
+        fw = Framework(
+            name=name,
+            display_name=data.get("display_name") or name,
+            package=data["package"],
+            options=data.get("options") or {},
+            tasks=list((data.get("capabilities") or {}).get("tasks") or []),
+            r_models=data.get("r_models"),
+        )
         for task in fw.tasks:
             override = conf / "task_framework" / f"{task}_{name}.yaml"
             if override.is_file():
                 tree = OmegaConf.to_container(OmegaConf.load(override))
-                fw.task_options[task] = ((tree.get("framework") or {}).get("options") or {})
+                fw.task_options[task] = (tree.get("framework") or {}).get("options") or {}
         found.append(fw)
     return found
 
@@ -78,8 +83,9 @@ def package_dir(package: str, checkout: Path = None):
     when none has it."""
     top, *rest = package.split(".")
     roots = [checkout] if checkout is not None else [CHECKOUT, project_dir()]
-    candidates = [p for root in roots
-                  for p in sorted((root / "packages").glob(f"*/{top}/__init__.py"))]
+    candidates = [
+        p for root in roots for p in sorted((root / "packages").glob(f"*/{top}/__init__.py"))
+    ]
     base = candidates[0].parent if candidates else None
     if base is None:
         spec = importlib.util.find_spec(top)
@@ -199,8 +205,9 @@ def lcs_pairs(a, b):
     table = [[0] * (m + 1) for _ in range(n + 1)]
     for i in range(n - 1, -1, -1):
         for j in range(m - 1, -1, -1):
-            table[i][j] = (table[i + 1][j + 1] + 1 if a[i] == b[j]
-                           else max(table[i + 1][j], table[i][j + 1]))
+            table[i][j] = (
+                table[i + 1][j + 1] + 1 if a[i] == b[j] else max(table[i + 1][j], table[i][j + 1])
+            )
     pairs, i, j = [], 0, 0
     while i < n and j < m:
         if a[i] == b[j]:
@@ -250,8 +257,12 @@ class Switch:
 def switches(path: Path = SWITCHES_CSV):
     """The switch table: which framework option a code line applies, and why (README)."""
     with open(path, newline="") as f:
-        return [Switch(row["frameworks"].split(), row["option"], re.compile(row["pattern"]),
-                       row["reason"]) for row in csv.DictReader(f)]
+        return [
+            Switch(
+                row["frameworks"].split(), row["option"], re.compile(row["pattern"]), row["reason"]
+            )
+            for row in csv.DictReader(f)
+        ]
 
 
 @dataclass
@@ -287,7 +298,7 @@ _PLAIN = re.compile(r'<span class="(?!(?:%s)")[\w-]+">([^<]*)</span>' % "|".join
 
 def highlighted_lines(source: str, r=False):
     text = _PLAIN.sub(r"\1", highlight(source, _R_LEXER if r else _LEXER, _FORMATTER))
-    return text.split("\n")[:len(source.splitlines())]
+    return text.split("\n")[: len(source.splitlines())]
 
 
 def pygments_css(scope=".code"):
@@ -311,8 +322,10 @@ def task_files(fw: Framework, task: str, checkout: Path = None):
         return r_task_files(fw, task, checkout)
     directory = package_dir(fw.package, checkout)
     if directory is None:
-        raise FileNotFoundError(f"package {fw.package} of framework={fw.name} not found in the "
-                                f"checkout's packages/ nor on this Python's path")
+        raise FileNotFoundError(
+            f"package {fw.package} of framework={fw.name} not found in the "
+            f"checkout's packages/ nor on this Python's path"
+        )
     main = directory / f"{task}.py"
     if not main.is_file():
         raise FileNotFoundError(f"{fw.package}.{task}: no {main}")
@@ -331,8 +344,9 @@ def r_task_files(fw: Framework, task: str, checkout: Path = None):
     main = r_dir / fw.r_models / f"{task}.R"
     if not main.is_file():
         raise FileNotFoundError(f"framework={fw.name} ({task}): no {main}")
-    files = [main] + [p for p in (r_dir / fw.r_models / "loop.R", r_dir / "worker.R")
-                      if p.is_file()]
+    files = [main] + [
+        p for p in (r_dir / fw.r_models / "loop.R", r_dir / "worker.R") if p.is_file()
+    ]
     return [(str(p.relative_to(r_dir.parent)), p) for p in files]
 
 
@@ -363,10 +377,19 @@ def task_view(task, fws, table, checkout: Path = None):
             file_key = "file:" + Path(label).name
             for block in blocks(text, file_key, r):
                 keys.append(block.key)
-                cut.append((label if block.key == file_key else None, [
-                    Line(n + 1, lines[n], [(s.option, s.reason) for s in marks
-                                           if s.pattern.search(raw[n])])
-                    for n in range(block.start, block.end)]))
+                cut.append(
+                    (
+                        label if block.key == file_key else None,
+                        [
+                            Line(
+                                n + 1,
+                                lines[n],
+                                [(s.option, s.reason) for s in marks if s.pattern.search(raw[n])],
+                            )
+                            for n in range(block.start, block.end)
+                        ],
+                    )
+                )
         sequences[source.id], pieces[source.id] = keys, cut
     rows, placed = align(sequences)
     for source in by_package.values():
@@ -377,8 +400,10 @@ def task_view(task, fws, table, checkout: Path = None):
 def views(conf: Path, checkout: Path = None):
     """One TaskView per task any framework declares, SPEC's tasks first."""
     fws, table = frameworks(conf), switches()
-    tasks = sorted({t for fw in fws for t in fw.tasks},
-                   key=lambda t: (TASK_ORDER.index(t) if t in TASK_ORDER else len(TASK_ORDER), t))
+    tasks = sorted(
+        {t for fw in fws for t in fw.tasks},
+        key=lambda t: (TASK_ORDER.index(t) if t in TASK_ORDER else len(TASK_ORDER), t),
+    )
     found = [task_view(task, fws, table, checkout) for task in tasks]
     for view in found:
         path = conf / "task" / f"{view.task}.yaml"

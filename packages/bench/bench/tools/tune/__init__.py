@@ -38,6 +38,7 @@ Exit status: 0; 1 when the default configuration fails or where it writes cannot
 The package: candidates (the switches and their values), rounds (outcomes, the clearly-faster
 rule, the working file), table (what is printed), profile (what is written), command (the
 search and the command line)."""
+
 from .command import main
 
 __all__ = ["main"]

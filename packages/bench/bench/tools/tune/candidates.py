@@ -1,5 +1,6 @@
 """What a tune tries: the framework's declared switches as dimensions, each with the default
 first, and how a setting of them is named and keyed."""
+
 import copy
 import dataclasses
 import json
@@ -38,9 +39,12 @@ def settings_key(settings, precision):
 
 def label(settings, default):
     """How settings differ from the default: `channels_last=false OMP_WAIT_POLICY=PASSIVE`."""
-    changed = [f"{name}={show(value)}" for kind in ("options", "env")
-               for name, value in sorted(settings[kind].items())
-               if value != default[kind].get(name)]
+    changed = [
+        f"{name}={show(value)}"
+        for kind in ("options", "env")
+        for name, value in sorted(settings[kind].items())
+        if value != default[kind].get(name)
+    ]
     return " ".join(changed) or "default"
 
 
@@ -51,17 +55,20 @@ def space(cfg):
     for task, names in tuning.skip.items():
         unknown = [n for n in names if n not in cfg.framework.options and n not in tuning.env]
         if task not in spec.TASKS or unknown:
-            raise TuneError(f"framework.tuning.skip.{task}: "
-                            + (f"{task} is not a task ({', '.join(spec.TASKS)})"
-                               if task not in spec.TASKS else
-                               f"{', '.join(unknown)} is neither an option of "
-                               f"framework={cfg.framework.name} nor one of its tuning.env"))
+            raise TuneError(
+                f"framework.tuning.skip.{task}: "
+                + (
+                    f"{task} is not a task ({', '.join(spec.TASKS)})"
+                    if task not in spec.TASKS
+                    else f"{', '.join(unknown)} is neither an option of "
+                    f"framework={cfg.framework.name} nor one of its tuning.env"
+                )
+            )
     skipped = set(tuning.skip.get(cfg.task.name, ()))
     dims = []
     for name, candidates in sorted(tuning.options.items()):
         default = cfg.framework.options[name]
-        dims.append(Dimension("options", name, tuple(
-            dict.fromkeys([default, *candidates]))))
+        dims.append(Dimension("options", name, tuple(dict.fromkeys([default, *candidates]))))
     for name, candidates in sorted(tuning.env.items()):
         dims.append(Dimension("env", name, tuple(dict.fromkeys([env.get(name), *candidates]))))
     dims = [d for d in dims if len(d.values) > 1 and d.name not in skipped]

@@ -1,5 +1,6 @@
 """The tune itself: the candidates' rounds run and alternated, stage by stage (every
 combination, or one switch at a time), the choice, the profile; and its command line."""
+
 import argparse
 import contextlib
 import copy
@@ -39,8 +40,9 @@ MIN_GAIN = 0.03
 REFUSED = ("tuned", "hydra", "sweep", "redo")  # overrides that make no sense for one tune
 # a task whose smoke run is too long to repeat per candidate: the sizes its tune adds to
 # preset=smoke, each unless the command line sets it (the profile records them)
-SHORT_RUN = {"densenet": {"preset.train_examples": 128, "preset.test_examples": 64,
-                          "preset.epochs": 2}}
+SHORT_RUN = {
+    "densenet": {"preset.train_examples": 128, "preset.test_examples": 64, "preset.epochs": 2}
+}
 
 
 def short_run(task, keys):
@@ -65,9 +67,11 @@ class Tune:
         environments.find_python(cfg.framework)  # not installed: say so before anything runs
         self.dims, self.default = space(cfg)
         if not self.dims:
-            raise TuneError(f"framework={self.framework} declares nothing to tune with these "
-                            f"settings (tuning: in conf/framework/{self.framework}.yaml, or "
-                            f"framework.tuning.options.<option>=[...] on the command line)")
+            raise TuneError(
+                f"framework={self.framework} declares nothing to tune with these "
+                f"settings (tuning: in conf/framework/{self.framework}.yaml, or "
+                f"framework.tuning.options.<option>=[...] on the command line)"
+            )
         self.search = args.search
         if self.search == "auto":
             size = 1
@@ -76,24 +80,34 @@ class Tune:
             self.search = "grid" if size <= GRID_LIMIT else "coordinate"
         if args.compare_precision:
             if args.compare_precision == self.precision:
-                raise TuneError(f"--compare-precision {args.compare_precision} is the "
-                                f"precision being tuned; name another")
+                raise TuneError(
+                    f"--compare-precision {args.compare_precision} is the "
+                    f"precision being tuned; name another"
+                )
             capabilities.check(OmegaConf.to_object(self.node(args.compare_precision)))
         self.key = sysinfo.host_key(self.device, cfg.device.index)
-        self.profile = profiles.profile_path(cfg.data.cache_dir, self.key, self.framework,
-                                             self.task, self.device, self.precision)
-        self.runs_dir = (Path(args.out or "results/tune").absolute() / sysinfo.host_slug(self.key)
-                         / f"{self.framework}_{self.task}_{self.device}_{self.precision}")
+        self.profile = profiles.profile_path(
+            cfg.data.cache_dir, self.key, self.framework, self.task, self.device, self.precision
+        )
+        self.runs_dir = (
+            Path(args.out or "results/tune").absolute()
+            / sysinfo.host_slug(self.key)
+            / f"{self.framework}_{self.task}_{self.device}_{self.precision}"
+        )
         self.skipped = self.ran = 0
         self.bar = None
 
     def check_writable(self):
         """Where the candidates' runs and the profile go, tried before any candidate runs:
         files.NotWritable, one line."""
-        files.check_writable(self.runs_dir, "the candidates' runs' directory",
-                             "--out DIR puts them elsewhere")
-        files.check_writable(self.profile.parent, "the tuning profile's directory",
-                             "data.cache_dir=DIR (or BENCH_CACHE_DIR) puts it elsewhere")
+        files.check_writable(
+            self.runs_dir, "the candidates' runs' directory", "--out DIR puts them elsewhere"
+        )
+        files.check_writable(
+            self.profile.parent,
+            "the tuning profile's directory",
+            "data.cache_dir=DIR (or BENCH_CACHE_DIR) puts it elsewhere",
+        )
 
     def node(self, precision):
         """The composed config (a DictConfig) of the command line, at a precision."""
@@ -109,9 +123,15 @@ class Tune:
         """What a measured round depends on; a working file of another tune is not reused."""
         config = OmegaConf.to_container(self.base, resolve=True)
         config["framework"]["tuning"].pop("skip", None)  # what it leaves out: in "dimensions"
-        fingerprint = {"framework": self.framework, "task": self.task, "device": self.device,
-                       "precision": self.precision, "host": self.key, "config": config,
-                       "dimensions": [dataclasses.asdict(d) for d in self.dims]}
+        fingerprint = {
+            "framework": self.framework,
+            "task": self.task,
+            "device": self.device,
+            "precision": self.precision,
+            "host": self.key,
+            "config": config,
+            "dimensions": [dataclasses.asdict(d) for d in self.dims],
+        }
         return json.loads(json.dumps(fingerprint))  # as the working file holds it
 
     # -- measuring -----------------------------------------------------------------------
@@ -132,21 +152,35 @@ class Tune:
                     node.framework.env[name] = value
                     extra.append(f"++framework.env.{name}={show(value)}")
         cfg = OmegaConf.to_object(node)
-        name = label(settings, self.default) + ("" if precision == self.precision
-                                                else f" {precision}")
-        run_dir = (self.runs_dir / sweep.bounded_name(stage) / sweep.bounded_name(name)
-                   / f"round-{rnd + 1}")
+        name = label(settings, self.default) + (
+            "" if precision == self.precision else f" {precision}"
+        )
+        run_dir = (
+            self.runs_dir
+            / sweep.bounded_name(stage)
+            / sweep.bounded_name(name)
+            / f"round-{rnd + 1}"
+        )
         quiet = io.StringIO()  # the worker's own output is in its worker.log
         with contextlib.redirect_stdout(quiet):
-            result = benchmark.run_benchmark(cfg, OmegaConf.to_container(node, resolve=True),
-                                       run_dir, self.overrides + extra)
+            result = benchmark.run_benchmark(
+                cfg, OmegaConf.to_container(node, resolve=True), run_dir, self.overrides + extra
+            )
         stats = result.get("stats") or {}
         metric = "examples_per_second" if cfg.task.kind == "train" else "images_per_second"
-        return {"stage": stage, "key": settings_key(settings, precision), "round": rnd,
-                "settings": settings, "precision": precision, "status": result["status"],
-                "throughput": stats.get(metric), "accuracy": result.get("accuracy"),
-                "error": result.get("error", ""), "result": str(run_dir / "result.json"),
-                "finished": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
+        return {
+            "stage": stage,
+            "key": settings_key(settings, precision),
+            "round": rnd,
+            "settings": settings,
+            "precision": precision,
+            "status": result["status"],
+            "throughput": stats.get(metric),
+            "accuracy": result.get("accuracy"),
+            "error": result.get("error", ""),
+            "result": str(run_dir / "result.json"),
+            "finished": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        }
 
     def stage(self, stage, entries):
         """Every entry (settings, precision) once per round, alternating; [Outcome]. An entry
@@ -165,26 +199,41 @@ class Tune:
                     m = self.run_one(stage, settings, precision, rnd)
                     self.work.add(m)
                     self.ran += 1
-                    what = (f"{m['throughput']:.1f} {unit}" if m["throughput"]
-                            else f"{m['status']} {m['error']}")
+                    what = (
+                        f"{m['throughput']:.1f} {unit}"
+                        if m["throughput"]
+                        else f"{m['status']} {m['error']}"
+                    )
                     if m.get("accuracy") is not None:
                         what += f", accuracy {m['accuracy']:.4f}"
                     name = label(settings, self.default)
                     if precision != self.precision:
                         name += f" at {precision}"
-                    self.say(f"tune [{stage}] round {rnd + 1}/{self.args.rounds} "
-                             f"{name}: {what}")
+                    self.say(f"tune [{stage}] round {rnd + 1}/{self.args.rounds} {name}: {what}")
                 else:
                     self.skipped += 1
                 if m["status"] != "ok" and key not in failed:
                     failed[key] = rnd
                     if rnd + 1 < self.args.rounds:
-                        self.say(f"tune [{stage}] {label(settings, self.default)}: out (not "
-                                 f"ok in round {rnd + 1}); its later rounds are not run")
+                        self.say(
+                            f"tune [{stage}] {label(settings, self.default)}: out (not "
+                            f"ok in round {rnd + 1}); its later rounds are not run"
+                        )
                 self.bar.update(1)
-        return [Outcome(s, p, [m for m in (self.work.get(stage, settings_key(s, p), r)
-                                           for r in range(self.args.rounds)) if m])
-                for s, p in entries]
+        return [
+            Outcome(
+                s,
+                p,
+                [
+                    m
+                    for m in (
+                        self.work.get(stage, settings_key(s, p), r) for r in range(self.args.rounds)
+                    )
+                    if m
+                ],
+            )
+            for s, p in entries
+        ]
 
     # -- choosing ------------------------------------------------------------------------
 
@@ -192,10 +241,15 @@ class Tune:
         """None when the outcome may be chosen, else why not."""
         if not outcome.ok:
             return outcome.error or "no throughput"
-        if (outcome.accuracy is not None and self.default_accuracy is not None
-                and outcome.accuracy < self.default_accuracy - self.args.accuracy_drop):
-            return (f"accuracy {outcome.accuracy:.4f} < the default's "
-                    f"{self.default_accuracy:.4f} - {self.args.accuracy_drop:g}")
+        if (
+            outcome.accuracy is not None
+            and self.default_accuracy is not None
+            and outcome.accuracy < self.default_accuracy - self.args.accuracy_drop
+        ):
+            return (
+                f"accuracy {outcome.accuracy:.4f} < the default's "
+                f"{self.default_accuracy:.4f} - {self.args.accuracy_drop:g}"
+            )
         return None
 
     def choose(self, outcomes):
@@ -206,15 +260,27 @@ class Tune:
         if not fine:
             return incumbent
         if incumbent in fine:
-            fine = [o for o in fine if o is incumbent
-                    or clearly_faster(o, incumbent, self.args.min_gain)]
+            fine = [
+                o
+                for o in fine
+                if o is incumbent or clearly_faster(o, incumbent, self.args.min_gain)
+            ]
         return max(fine, key=lambda o: o.throughput)
 
     def table(self, stage, outcomes, chosen):
-        self.say(table.stage_table(stage, outcomes, chosen, default=self.default,
-                                   precision=self.precision, rounds=self.args.rounds,
-                                   min_gain=self.args.min_gain, kind=self.cfg.task.kind,
-                                   acceptable=self.acceptable))
+        self.say(
+            table.stage_table(
+                stage,
+                outcomes,
+                chosen,
+                default=self.default,
+                precision=self.precision,
+                rounds=self.args.rounds,
+                min_gain=self.args.min_gain,
+                kind=self.cfg.task.kind,
+                acceptable=self.acceptable,
+            )
+        )
 
     # -- the whole tune ------------------------------------------------------------------
 
@@ -227,19 +293,29 @@ class Tune:
         return total + (2 * per if self.args.compare_precision else 0)
 
     def run(self):
-        print(f"tune: framework={self.framework} task={self.task} device={self.device} "
-              f"precision={self.precision} on {sysinfo.host_slug(self.key)}: "
-              f"{self.search} search over "
-              + ", ".join(f"{d.name} {{{', '.join(show(v) for v in d.values)}}}"
-                          for d in self.dims), flush=True)
-        self.work = Work(profiles.working_path(self.profile), self.fingerprint(),
-                         self.args.restart)
+        print(
+            f"tune: framework={self.framework} task={self.task} device={self.device} "
+            f"precision={self.precision} on {sysinfo.host_slug(self.key)}: "
+            f"{self.search} search over "
+            + ", ".join(f"{d.name} {{{', '.join(show(v) for v in d.values)}}}" for d in self.dims),
+            flush=True,
+        )
+        self.work = Work(profiles.working_path(self.profile), self.fingerprint(), self.args.restart)
         if self.work.retried:
             total = self.work.retried + len(self.work.measurements)
-            print(f"tune: {self.work.retried} of {total} kept rounds did not run ok; they run "
-                  f"again (--restart discards every kept round)", flush=True)
-        self.bar = tqdm(total=self.planned(), desc="tune", unit="run", file=sys.stderr,
-                        disable=not bars_fit(sys.stderr), position=0)
+            print(
+                f"tune: {self.work.retried} of {total} kept rounds did not run ok; they run "
+                f"again (--restart discards every kept round)",
+                flush=True,
+            )
+        self.bar = tqdm(
+            total=self.planned(),
+            desc="tune",
+            unit="run",
+            file=sys.stderr,
+            disable=not bars_fit(sys.stderr),
+            position=0,
+        )
         try:
             chosen, speedup = self.search_settings()
             comparison = self.compare(chosen) if self.args.compare_precision else None
@@ -249,8 +325,11 @@ class Tune:
         if comparison:
             self.say(comparison)
         print(f"profile: {self.profile}", flush=True)
-        print(f"use it: python -m bench framework={self.framework} task={self.task} "
-              f"device={self.device} precision={self.precision} tuned=true", flush=True)
+        print(
+            f"use it: python -m bench framework={self.framework} task={self.task} "
+            f"device={self.device} precision={self.precision} tuned=true",
+            flush=True,
+        )
         return 0
 
     def search_settings(self):
@@ -273,8 +352,7 @@ class Tune:
             stage = f"{d.kind}.{d.name}"
             # the best so far (holding this switch's default) first, then its other values
             entries = [(with_value(current, d, v), self.precision) for v in d.values]
-            outcomes = (self.first_stage(stage, entries) if i == 0
-                        else self.stage(stage, entries))
+            outcomes = self.first_stage(stage, entries) if i == 0 else self.stage(stage, entries)
             chosen = self.choose(outcomes)
             self.table(stage, outcomes, chosen)
             current = chosen.settings
@@ -292,9 +370,11 @@ class Tune:
         outcomes = self.stage(stage, entries)
         default = outcomes[0]
         if not default.ok:
-            raise DefaultFailed(f"the default configuration did not run ({default.error}); tune "
-                            f"compares every candidate against it. Its runs: "
-                            f"{default.rounds[0]['result']}")
+            raise DefaultFailed(
+                f"the default configuration did not run ({default.error}); tune "
+                f"compares every candidate against it. Its runs: "
+                f"{default.rounds[0]['result']}"
+            )
         self.default_accuracy = default.accuracy
         return outcomes
 
@@ -306,9 +386,11 @@ class Tune:
 
     def write_profile(self, chosen, speedup):
         written = profile.write(self, chosen, speedup)
-        self.say(f"tuned: {written['changed']} ({speedup:.2f}x the default's "
-                 f"{table.unit(self.cfg.task.kind)}, same window; {self.ran} runs, "
-                 f"{self.skipped} finished rounds kept from before)")
+        self.say(
+            f"tuned: {written['changed']} ({speedup:.2f}x the default's "
+            f"{table.unit(self.cfg.task.kind)}, same window; {self.ran} runs, "
+            f"{self.skipped} finished rounds kept from before)"
+        )
 
 
 def _parse(argv):
@@ -316,28 +398,53 @@ def _parse(argv):
         prog="python -m bench tune",
         usage="python -m bench tune framework=<name> task=<task> [key=value ...] [options]",
         description="The fastest setting of the framework's declared tuning switches on this "
-                    "host: every candidate a real run, in rounds that alternate the candidates; "
-                    "writes the host's profile, which `tuned=true` applies.",
+        "host: every candidate a real run, in rounds that alternate the candidates; "
+        "writes the host's profile, which `tuned=true` applies.",
         epilog="exit status: 0; 1 when the default configuration fails or where it writes "
-               "cannot be written; 2 a bad command line or config; 130 after Ctrl-C, 143 after "
-               "SIGTERM. More: docs/tuning.md.")
-    parser.add_argument("--rounds", type=int, default=ROUNDS,
-                        help=f"rounds per candidate (default {ROUNDS}); more add to those kept")
-    parser.add_argument("--search", choices=["auto", "grid", "coordinate"], default="auto",
-                        help=f"every combination, or one switch at a time (auto: grid up to "
-                             f"{GRID_LIMIT} combinations)")
-    parser.add_argument("--accuracy-drop", type=float, default=ACCURACY_DROP, metavar="X",
-                        help=f"a candidate this much less accurate than the default is not "
-                             f"chosen (default {ACCURACY_DROP})")
-    parser.add_argument("--min-gain", type=float, default=MIN_GAIN, metavar="X",
-                        help=f"a candidate must be this much faster, its rounds not overlapping "
-                             f"(default {MIN_GAIN})")
-    parser.add_argument("--compare-precision", default=None, metavar="P",
-                        help="also measure the tuned settings at precision P (e.g. bf16)")
-    parser.add_argument("--restart", action="store_true",
-                        help="discard the measured rounds and start again")
-    parser.add_argument("--out", default=None, metavar="DIR",
-                        help="the runs' directories (default results/tune)")
+        "cannot be written; 2 a bad command line or config; 130 after Ctrl-C, 143 after "
+        "SIGTERM. More: docs/tuning.md.",
+    )
+    parser.add_argument(
+        "--rounds",
+        type=int,
+        default=ROUNDS,
+        help=f"rounds per candidate (default {ROUNDS}); more add to those kept",
+    )
+    parser.add_argument(
+        "--search",
+        choices=["auto", "grid", "coordinate"],
+        default="auto",
+        help=f"every combination, or one switch at a time (auto: grid up to "
+        f"{GRID_LIMIT} combinations)",
+    )
+    parser.add_argument(
+        "--accuracy-drop",
+        type=float,
+        default=ACCURACY_DROP,
+        metavar="X",
+        help=f"a candidate this much less accurate than the default is not "
+        f"chosen (default {ACCURACY_DROP})",
+    )
+    parser.add_argument(
+        "--min-gain",
+        type=float,
+        default=MIN_GAIN,
+        metavar="X",
+        help=f"a candidate must be this much faster, its rounds not overlapping "
+        f"(default {MIN_GAIN})",
+    )
+    parser.add_argument(
+        "--compare-precision",
+        default=None,
+        metavar="P",
+        help="also measure the tuned settings at precision P (e.g. bf16)",
+    )
+    parser.add_argument(
+        "--restart", action="store_true", help="discard the measured rounds and start again"
+    )
+    parser.add_argument(
+        "--out", default=None, metavar="DIR", help="the runs' directories (default results/tune)"
+    )
     overrides = [a for a in argv if "=" in a and not a.startswith("-")]
     args = parser.parse_args([a for a in argv if a not in overrides])
     if args.rounds < 1:
@@ -345,13 +452,17 @@ def _parse(argv):
     keys = [override_key(o) for o in overrides]
     for key in keys:
         if key.split(".")[0] in REFUSED:
-            parser.error(f"{key}= has no place in a tune (it measures the composed config's "
-                         f"defaults against its candidates)")
+            parser.error(
+                f"{key}= has no place in a tune (it measures the composed config's "
+                f"defaults against its candidates)"
+            )
     for needed in ("framework", "task"):
         if needed not in keys:
-            parser.error(f"name the {needed}: python -m bench tune framework=<name> "
-                         f"task=<task> (frameworks: "
-                         f"{', '.join(capabilities.framework_names())})")
+            parser.error(
+                f"name the {needed}: python -m bench tune framework=<name> "
+                f"task=<task> (frameworks: "
+                f"{', '.join(capabilities.framework_names())})"
+            )
     if "preset" not in keys:
         overrides.append(f"preset={DEFAULT_PRESET}")
         task = next(o.split("=", 1)[1] for o, k in zip(overrides, keys) if k == "task")
@@ -373,16 +484,20 @@ def main(argv):
         tune = Tune(args, command_line)
         tune.check_writable()
         # one tune per working file at a time: a second one stops and names the first
-        with files.locked(profiles.working_path(tune.profile), timeout_s=0,
-                          hint="wait for that tune to finish"):
+        with files.locked(
+            profiles.working_path(tune.profile), timeout_s=0, hint="wait for that tune to finish"
+        ):
             return tune.run()
     except KeyboardInterrupt as exc:
         signals.ignore()  # recorded; more signals must not cut the exit
         what = getattr(exc, "what", "Ctrl-C")
         kept = len(tune.work.measurements) if tune and hasattr(tune, "work") else 0
         where = f" in {tune.work.path}" if kept else ""
-        print(f"\ninterrupted ({what}): the running worker was killed; {kept} finished rounds "
-              f"kept{where}; the same command resumes", flush=True)
+        print(
+            f"\ninterrupted ({what}): the running worker was killed; {kept} finished rounds "
+            f"kept{where}; the same command resumes",
+            flush=True,
+        )
         return getattr(exc, "exit_status", 130)
     except (DefaultFailed, files.NotWritable) as exc:
         print(f"tune: {exc}", file=sys.stderr, flush=True)

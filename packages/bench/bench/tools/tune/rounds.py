@@ -1,5 +1,6 @@
 """Measured rounds: each candidate's outcome over the rounds of a stage, the rule that calls
 one clearly faster than another, and the working file that keeps every finished round."""
+
 import dataclasses
 import statistics
 from pathlib import Path
@@ -21,25 +22,27 @@ class Outcome:
 
     @property
     def ok(self):
-        return bool(self.rounds) and all(m["status"] == "ok" and m["throughput"]
-                                         for m in self.rounds)
+        return bool(self.rounds) and all(
+            m["status"] == "ok" and m["throughput"] for m in self.rounds
+        )
 
     @property
     def throughput(self):
-        values = [m["throughput"] for m in self.rounds if m["status"] == "ok" and
-                  m["throughput"]]
+        values = [m["throughput"] for m in self.rounds if m["status"] == "ok" and m["throughput"]]
         return statistics.median(values) if values else None
 
     @property
     def spread(self):
-        values = [m["throughput"] for m in self.rounds if m["status"] == "ok" and
-                  m["throughput"]]
+        values = [m["throughput"] for m in self.rounds if m["status"] == "ok" and m["throughput"]]
         return (min(values), max(values)) if values else None
 
     @property
     def accuracy(self):
-        values = [m["accuracy"] for m in self.rounds if m["status"] == "ok" and
-                  m.get("accuracy") is not None]
+        values = [
+            m["accuracy"]
+            for m in self.rounds
+            if m["status"] == "ok" and m.get("accuracy") is not None
+        ]
         return statistics.median(values) if values else None
 
     @property
@@ -52,10 +55,14 @@ def clearly_faster(challenger, incumbent, min_gain):
     """Whether the challenger's rounds beat the incumbent's beyond the noise, by the one rule
     reports use too (bench.report.verdict): its median by min_gain, and its slowest round
     above the incumbent's fastest. A single round each is judged on the medians alone."""
-    values = [[m["throughput"] for m in o.rounds if m["status"] == "ok" and m["throughput"]]
-              for o in (challenger, incumbent)]
-    return verdict.judge(METRICS["steady"], *values, min_change=min_gain,
-                         min_runs=1).kind == verdict.FASTER
+    values = [
+        [m["throughput"] for m in o.rounds if m["status"] == "ok" and m["throughput"]]
+        for o in (challenger, incumbent)
+    ]
+    return (
+        verdict.judge(METRICS["steady"], *values, min_change=min_gain, min_runs=1).kind
+        == verdict.FASTER
+    )
 
 
 class Work:
@@ -64,9 +71,16 @@ class Work:
     again (`retried`: how many), as a sweep does."""
 
     # what a kept measurement holds, and of which types (run_one writes them)
-    FIELDS = {"stage": (str,), "key": (str,), "round": (int,), "status": (str,),
-              "throughput": (int, float, type(None)), "accuracy": (int, float, type(None)),
-              "result": (str,), "finished": (str,)}
+    FIELDS = {
+        "stage": (str,),
+        "key": (str,),
+        "round": (int,),
+        "status": (str,),
+        "throughput": (int, float, type(None)),
+        "accuracy": (int, float, type(None)),
+        "result": (str,),
+        "finished": (str,),
+    }
 
     def __init__(self, path: Path, fingerprint, restart):
         self.path = path
@@ -77,12 +91,14 @@ class Work:
             raise TuneError(str(exc)) from None
         problem = None if old is None else self._problem(old)
         if problem:
-            raise TuneError(f"{path} is not a tune's working file ({problem}); --restart "
-                            f"discards it")
+            raise TuneError(
+                f"{path} is not a tune's working file ({problem}); --restart discards it"
+            )
         if old is not None and old.get("fingerprint") != fingerprint:
             changed = sweep.first_difference(old.get("fingerprint") or {}, fingerprint)
-            raise TuneError(f"{path} holds the rounds of a different tune ({changed}); "
-                            f"--restart discards them")
+            raise TuneError(
+                f"{path} holds the rounds of a different tune ({changed}); --restart discards them"
+            )
         kept = (old or {}).get("measurements", [])
         self.measurements = [m for m in kept if m["status"] in sweep.DONE]
         self.retried = len(kept) - len(self.measurements)
@@ -112,5 +128,6 @@ class Work:
     def add(self, m):
         self.measurements.append(m)
         self.index[self._key(m)] = m
-        files.write_json(self.path, {"fingerprint": self.fingerprint,
-                                         "measurements": self.measurements})
+        files.write_json(
+            self.path, {"fingerprint": self.fingerprint, "measurements": self.measurements}
+        )

@@ -1,6 +1,7 @@
 """A numpy stand-in framework for the orchestrator's tests: real workers, no deep-learning
 framework. Its models are tiny (softmax regression, bag of words, a random projection) but
 they learn the synthetic data, and its `fault` option makes a worker crash, hang or die."""
+
 import os
 import signal
 import sys
@@ -36,11 +37,14 @@ def setup(run):
         time.sleep(3600)
     if fault == "unsupported":
         raise NotImplementedError("cnn is not supported by fake 0.0: asked to say so")
-    return {"lr": _options["lr"], "delay_ms": _options["delay_ms"],
-            "skip_training": _options["skip_training"],
-            "ld_library_path": os.environ.get("LD_LIBRARY_PATH"),
-            "omp_wait_policy": os.environ.get("OMP_WAIT_POLICY"),
-            "cpus": sorted(os.sched_getaffinity(0))}
+    return {
+        "lr": _options["lr"],
+        "delay_ms": _options["delay_ms"],
+        "skip_training": _options["skip_training"],
+        "ld_library_path": os.environ.get("LD_LIBRARY_PATH"),
+        "omp_wait_policy": os.environ.get("OMP_WAIT_POLICY"),
+        "cpus": sorted(os.sched_getaffinity(0)),
+    }
 
 
 def sync():
@@ -85,4 +89,5 @@ def peak_flops(precision, size=256):
     def work(n):
         for _ in range(n):
             a @ a
+
     return peak_rate(work, matmul_flops(size))

@@ -2,6 +2,7 @@
 image (the synthetic findings are blobs at fixed places, so it learns them). A data-parallel
 run's ranks train independent replicas: the orchestrator's side (N processes supervised as
 one run) is what the fake tests, not gradient exchange."""
+
 import time
 
 import numpy as np
@@ -22,7 +23,7 @@ class Model(object):
 
     def features(self, x):
         n, _, h, w = x.shape
-        cut = x[:, 0, :h - h % GRID, :w - w % GRID]
+        cut = x[:, 0, : h - h % GRID, : w - w % GRID]
         return cut.reshape(n, GRID, h // GRID, GRID, w // GRID).mean(axis=(2, 4)).reshape(n, -1)
 
     def logits(self, x):

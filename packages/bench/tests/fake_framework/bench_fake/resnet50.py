@@ -17,9 +17,13 @@ def predict(model, batches):
     if model.int8 is None:
         return np.concatenate([p @ model.w for p in pooled])
     x_scale, w_int8, w_scale = model.int8
-    return np.concatenate([
-        (np.clip(np.round(p / x_scale), -127, 127).astype(np.int32) @ w_int8)
-        * (x_scale * w_scale) for p in pooled]).astype(np.float32)
+    return np.concatenate(
+        [
+            (np.clip(np.round(p / x_scale), -127, 127).astype(np.int32) @ w_int8)
+            * (x_scale * w_scale)
+            for p in pooled
+        ]
+    ).astype(np.float32)
 
 
 def calibrate(model, batches):

@@ -1,4 +1,5 @@
 """Softmax regression trained by plain SGD: the fake framework's one model."""
+
 import math
 import time
 

@@ -1,6 +1,7 @@
 """bench_torch with one deliberate conversion bug: the CNN's first kernel loads transposed
 (H and W swapped, and swapped back on export, so only the outputs show it). The equivalence
 checks must catch it; everything else is bench_torch."""
+
 from bench_shared import slots as protocol
 from bench_torch.cnn import build_model, predict, train_epoch  # noqa: F401
 from bench_torch.cnn import slots as correct_slots
