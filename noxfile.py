@@ -250,6 +250,15 @@ def interpreter(name):
     return (system.find_python(version) if version else None), None
 
 
+# What CPython 3.6 runs: the runtime, the CNTK and Keras 2 workers, the fake framework's
+PYTHON36_CODE = (
+    "shared/bench_shared",
+    "packages/cntk",
+    "packages/keras2",
+    "packages/bench/tests/fake_framework",
+    "benchmarks/own_loops/keras2_loop.py",
+)
+
 # The sessions that are not a framework's: (requirements, project folders installed editable).
 # The `_e2e` sessions and `r` install core's lock: the orchestrator's.
 TOOLS = {
@@ -499,8 +508,16 @@ def lock(session):
 
 @nox.session
 def lint(session):
+    """ruff's rules and its formatter; the code Python 3.6 runs, compiled by a 3.6 where one is
+    found (the formatter knows no target older than 3.7)."""
     install(session, "lint")
     session.run("ruff", "check", ".")
+    session.run("ruff", "format", "--check", ".")
+    python36 = system.find_python("3.6")
+    if python36 is None:
+        session.log("no CPython 3.6 here: the Python 3.6 code is not compiled by 3.6")
+        return
+    session.run(python36, "-m", "compileall", "-q", "-x", r"(^|/)\.", *PYTHON36_CODE, external=True)
 
 
 @nox.session
