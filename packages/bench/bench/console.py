@@ -1,9 +1,11 @@
 """What the orchestrator shows on a terminal: progress of a worker, drawn from its events
 (tqdm bars on a terminal wide enough for one, plain lines in logs and on a terminal of no
 width, where a bar would show nothing); plain-text tables; and the one guard of every
-sub-command's command line."""
+sub-command's command line, with the types of its numbers."""
 
+import argparse
 import functools
+import math
 import os
 import sys
 import time
@@ -21,6 +23,28 @@ def text_table(header, rows):
     lines = ["  ".join(v.ljust(w) for v, w in zip(row, widths)).rstrip() for row in rows]
     lines.insert(1, "  ".join("-" * w for w in widths))
     return "\n".join(lines)
+
+
+def fraction(text):
+    """argparse type: a finite number, 0 or more (a share: 0.05 = 5 %)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not math.isfinite(value) or value < 0:
+        raise argparse.ArgumentTypeError(f"{text}: a finite fraction, 0 or more (0.05 = 5 %)")
+    return value
+
+
+def count(text):
+    """argparse type: a whole number, 1 or more."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text}: 1 or more")
+    return value
 
 
 def subcommand(main):

@@ -195,6 +195,44 @@ def test_baseline_then_the_new_results_reads_both(run_bench, tmp_path):
     assert len(data["baseline"]) == 1 and data["baseline"][0]["verdict"].startswith("needs")
 
 
+def test_a_flagged_configuration_names_the_packages_that_differ(run_bench, bench_env, tmp_path):
+    """The baseline's two runs as they are, today's two slowed by 200 ms a batch (the fake's
+    numpy step takes milliseconds): flagged slower, and the report names what differs between
+    the two sides' recorded environments: the baseline's results are edited to record another
+    numpy and a package since removed, as results from before an upgrade would."""
+    for sweep, extra in (("old", "0"), ("new", "200")):
+        run = run_bench(
+            "-m", *CNN, "seed=0,1", f"sweep={sweep}", env=dict(bench_env, FAKE_EXTRA_DELAY_MS=extra)
+        )
+        assert run.returncode == 0, run.output
+    sweeps = tmp_path / "results" / "sweeps"
+    (now,) = {
+        json.loads(p.read_text())["environment"]["distributions"]["numpy"]
+        for p in (sweeps / "new").rglob("result.json")
+    }
+    for path in (sweeps / "old").rglob("result.json"):
+        result = json.loads(path.read_text())
+        result["environment"]["distributions"].update(numpy="1.0.0", six="1.16.0")
+        path.write_text(json.dumps(result))
+    out = tmp_path / "r"
+    run = run_bench(
+        "report",
+        str(sweeps / "new"),
+        "--baseline",
+        str(sweeps / "old"),
+        "--no-charts",
+        "--out",
+        str(out),
+    )
+    assert run.returncode == 1, run.output  # flagged
+    text = (out / "report.md").read_text()
+    (line,) = [line for line in text.splitlines() if line.startswith("- Fake (numpy), CNN (")]
+    assert line.endswith(f"): numpy 1.0.0 → {now}; -six 1.16.0"), text
+    (finding,) = json.loads((out / "report.json").read_text())["baseline"]
+    assert finding["verdict"] == "slower"
+    assert finding["packages_changed"] == [f"numpy 1.0.0 → {now}", "-six 1.16.0"]
+
+
 def test_html_onto_a_directory_of_results_without_paths_is_refused(run_bench, tmp_path):
     assert run_bench("-m", *CNN, "sweep=s").returncode == 0
     sweep = tmp_path / "results" / "sweeps" / "s"

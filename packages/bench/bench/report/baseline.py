@@ -6,12 +6,15 @@ installation". With fewer than two runs on a side the verdict says so and flags 
 run each cannot tell a regression from a busy machine.
 
 Configurations are matched exactly (same composed config, same hardware), so a baseline from
-other hardware matches nothing, and says so, rather than flagging everything.
+other hardware matches nothing, and says so, rather than flagging everything. Where one is
+flagged, the distributions whose versions differ between the two sides' environments (as the
+results record them) are named: the first suspects of a change.
 """
 
 from dataclasses import dataclass
 from typing import Optional
 
+from ..run import locks
 from . import verdict
 from .collection import Configuration, Grid
 from .metrics import Metric
@@ -31,6 +34,9 @@ class Finding:
     flagged: bool
     speed: Optional[verdict.Verdict] = None  # current against baseline, by the metric
     accuracy_change: Optional[float] = None  # current - baseline (medians)
+    # flagged only: the distributions that differ, `numpy 1.23.5 → 1.26.4`; None: a side's
+    # results record no environment
+    packages: Optional[list] = None
 
     @property
     def where(self):
@@ -38,6 +44,49 @@ class Finding:
         leaves out what every column shares)."""
         run = (self.current or self.baseline).first
         return f"{run.hardware} {run.precision}"
+
+
+def distributions(configuration: Configuration):
+    """{distribution: its versions} over a configuration's runs, the project's own packages
+    left out; None when a run records no environment (a result from before schema 2)."""
+    found = {}
+    for run in configuration.runs:
+        recorded = (run.result.get("environment") or {}).get("distributions")
+        if recorded is None:
+            return None
+        for name, version in recorded.items():
+            if not locks.own_package(name):
+                found.setdefault(locks.canonical(name), set()).add(version)
+    return found
+
+
+def package_changes(base: Configuration, now: Configuration):
+    """[`numpy 1.23.5 → 1.26.4`, `+rich 13.0`, `-six 1.16`]: what differs from the baseline's
+    environment to the current one's (several versions on a side: `1.0/1.1`); None where a
+    side records none."""
+    old, new = distributions(base), distributions(now)
+    if old is None or new is None:
+        return None
+    changes = []
+    for name in sorted(set(old) | set(new)):
+        before, after = ("/".join(sorted(v)) for v in (old.get(name, ()), new.get(name, ())))
+        if before == after:
+            continue
+        changes.append(
+            f"{name} {before} → {after}"
+            if before and after
+            else f"+{name} {after}"
+            if after
+            else f"-{name} {before}"
+        )
+    return changes
+
+
+def packages_text(finding):
+    """How a flagged finding's packages read: the changes, or why there are none to name."""
+    if finding.packages is None:
+        return "packages unknown (a side's results record no environment)"
+    return "; ".join(finding.packages) if finding.packages else "the same packages"
 
 
 def judge(metric: Metric, base, now, slower, accuracy_drop, min_runs):
@@ -85,7 +134,18 @@ def compare(current: Grid, baseline: Grid, slower=0.10, accuracy_drop=0.02, min_
             current.metric, old, now, slower, accuracy_drop, min_runs
         )
         findings.append(
-            Finding(now.row, now.task, now.column, old, now, text, flagged, speed, delta)
+            Finding(
+                now.row,
+                now.task,
+                now.column,
+                old,
+                now,
+                text,
+                flagged,
+                speed,
+                delta,
+                package_changes(old, now) if flagged else None,
+            )
         )
     for old in base.values():  # in the baseline only
         findings.append(Finding(old.row, old.task, old.column, old, None, "not run", False))
@@ -138,4 +198,11 @@ def markdown(findings, metric: Metric, slower, accuracy_drop, min_runs=2) -> str
         "accuracy change (points)",
         "verdict",
     ]
-    return head + "\n\n" + markdown_table(header, rows) + "\n"
+    text = head + "\n\n" + markdown_table(header, rows) + "\n"
+    if flagged:
+        text += "\nPackages that differ between the baseline's environment and the current one:\n\n"
+        text += "".join(
+            f"- {f.row}, {title(f.task)} ({f.where}): {packages_text(f)}\n"
+            for f in sorted(flagged, key=lambda f: (f.row.lower(), f.task, f.column))
+        )
+    return text

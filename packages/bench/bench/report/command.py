@@ -19,7 +19,6 @@ documentation, regenerated from committed result files (docs/reports.md).
 import argparse
 import contextlib
 import json
-import math
 import shutil
 import sys
 import tempfile
@@ -28,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import files
-from ..console import subcommand
+from ..console import count, fraction, subcommand
 from . import (
     agreement,
     axes,
@@ -49,26 +48,6 @@ EPILOG = """\
 exit status: 0; 1 when the baseline comparison flags something; 2 a bad command line, no
 result files, or an output that cannot be written."""
 MANIFEST = ".report-files"  # the files the last report wrote into its directory
-
-
-def _fraction(text):
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not math.isfinite(value) or value < 0:
-        raise argparse.ArgumentTypeError(f"{text}: a finite fraction, 0 or more (0.05 = 5 %)")
-    return value
-
-
-def _count(text):
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{text}: 1 or more")
-    return value
 
 
 def parser():
@@ -123,7 +102,7 @@ def parser():
     p.add_argument(
         "--min-change",
         "--slower",
-        type=_fraction,
+        type=fraction,
         default=0.05,
         metavar="X",
         dest="min_change",
@@ -133,14 +112,14 @@ def parser():
     )
     p.add_argument(
         "--min-runs",
-        type=_count,
+        type=count,
         default=2,
         metavar="N",
         help="runs each side needs before a change is judged (default 2)",
     )
     p.add_argument(
         "--accuracy-drop",
-        type=_fraction,
+        type=fraction,
         default=0.02,
         metavar="X",
         help="with --baseline: accuracy this much lower, the runs not overlapping, "

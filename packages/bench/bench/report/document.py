@@ -189,4 +189,6 @@ def _finding(f):
     }
     if f.speed is not None:
         found["speed"] = _verdict(f.speed)
+    if f.flagged and f.baseline is not None and f.current is not None:
+        found["packages_changed"] = f.packages  # None: a side records no environment
     return found

@@ -12,30 +12,15 @@ follow the schema); 2 a bad command line or no result files.
 
 import argparse
 import json
-import math
 import sys
 
-from ..console import subcommand
+from ..console import count, fraction, subcommand
 from ..report import fitness
 from ..report.collection import Result, group, result_files
 from ..report.metrics import CHOICES, headline
 from ..run import record, summary
 
 REFUSED = ("unsupported", "not_installed")
-
-
-def _fraction(text):
-    value = float(text)
-    if not math.isfinite(value) or value < 0:
-        raise argparse.ArgumentTypeError(f"{text}: a finite fraction, 0 or more")
-    return value
-
-
-def _count(text):
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{text}: 1 or more")
-    return value
 
 
 def parser():
@@ -56,14 +41,14 @@ def parser():
     )
     p.add_argument(
         "--min-runs",
-        type=_count,
+        type=count,
         default=fitness.MIN_RUNS,
         metavar="N",
         help=f"repeats a configuration needs (default {fitness.MIN_RUNS})",
     )
     p.add_argument(
         "--max-spread",
-        type=_fraction,
+        type=fraction,
         default=fitness.MAX_SPREAD,
         metavar="X",
         help=f"how far a configuration's fastest run may be above its slowest, "

@@ -16,7 +16,6 @@ an unreadable result; 130 after Ctrl-C, 143 after SIGTERM.
 
 import argparse
 import json
-import math
 import subprocess
 import sys
 import time
@@ -25,7 +24,7 @@ from pathlib import Path
 from omegaconf import OmegaConf
 
 from .. import project_dir, signals
-from ..console import subcommand
+from ..console import count, fraction, subcommand
 from ..errors import BenchError
 from ..report import verdict
 from ..report.collection import Result, result_files
@@ -38,20 +37,6 @@ MIN_CHANGE = 0.05
 
 class Refused(BenchError):
     """What stops a reproduction before it runs; the message says what differs."""
-
-
-def _positive(text):
-    value = float(text)
-    if not math.isfinite(value) or value < 0:
-        raise argparse.ArgumentTypeError(f"{text}: a finite fraction, 0 or more")
-    return value
-
-
-def _count(text):
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{text}: 1 or more")
-    return value
 
 
 def parser():
@@ -72,14 +57,14 @@ def parser():
     )
     p.add_argument(
         "--repeats",
-        type=_count,
+        type=count,
         default=REPEATS,
         metavar="N",
         help=f"runs of it now (default {REPEATS})",
     )
     p.add_argument(
         "--min-change",
-        type=_positive,
+        type=fraction,
         default=MIN_CHANGE,
         metavar="X",
         help=f"the change the rule calls real, as a fraction (default {MIN_CHANGE})",

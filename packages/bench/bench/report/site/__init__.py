@@ -89,7 +89,7 @@ def build(
 def comparison_sections(report):
     """(anchor, heading, HTML) of what the report compared: frameworks, hosts, the baseline,
     the 2018 figures, the history."""
-    from .. import axes, history, reference_2018, tables
+    from .. import axes, baseline, history, reference_2018, tables
 
     grid, metric = report.grid, report.grid.metric
     found = []
@@ -165,7 +165,11 @@ def comparison_sections(report):
                 tables.cell(f.baseline, metric),
                 tables.cell(f.current, metric),
                 f"{f.speed.ratio:.2f}×" if f.speed else "",
-                f.verdict.upper() if f.flagged else f.verdict,
+                f"{f.verdict.upper()} ({baseline.packages_text(f)})"
+                if f.flagged and f.baseline is not None and f.current is not None
+                else f.verdict.upper()
+                if f.flagged
+                else f.verdict,
             ]
             for f in report.findings
         ]
