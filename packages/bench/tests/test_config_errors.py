@@ -70,6 +70,9 @@ def test_schemas_are_not_offered_as_options(run_bench):
             "task.epochs=abc: Value 'abc' of type 'str' could not be converted to Integer",
         ),
         (["seed=[1"], "seed=[1: not an override Hydra can read"),
+        # an unset shell variable: the run's files would land in the current directory
+        (["hydra.run.dir="], "hydra.run.dir=: an empty directory (an unset shell variable?)"),
+        (["-m", "hydra.sweep.dir= ", "seed=0,1"], "hydra.sweep.dir= : an empty directory"),
         (["=cnn"], "=cnn: an override is key=value, and this one has no key"),
         # Hydra: "Ambiguous value for argument", three numbered lines
         (

@@ -15,6 +15,8 @@ from cli_process import FAST, strict_json
         ("task.batch_size=0", "task.batch_size=0: must be 1 or more"),
         ("task.epochs=-1", "task.epochs=-1: must be 1 or more"),
         ("preset.timeout_s=0", "preset.timeout_s=0.0: must be more than 0 seconds"),
+        ("seed=-1", "seed=-1: must be 0 to 4294967295"),
+        ("seed=4294967296", "seed=4294967296: must be 0 to 4294967295"),
         (
             "preset.train_examples=10",
             "10 training examples make no complete batch of "

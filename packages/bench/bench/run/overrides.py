@@ -1,7 +1,8 @@
 """The command line's overrides checked against conf/ before Hydra composes anything, each
 problem one line in the project's words (bench.cli: exit status 2): an override Hydra cannot
 read, an option a config group does not have, a key the config does not have (set or added
-with `+`), a list of values without `-m`, a comparison preset without `-m`. Read from the
+with `+`), a list of values without `-m`, a comparison preset without `-m`, an empty run or
+sweep directory. Read from the
 options' files and the typed schemas (run/config.py), never composed; what only composing
 finds (a value of the wrong type) is Hydra's error, which `hydra_error` says in one line.
 """
@@ -50,6 +51,12 @@ def check(argv, sweeps=None):
     chosen = _defaults(options)
     parsed = []
     for text in argv:
+        key, _, value = text.lstrip("+~").partition("=")
+        if key in ("hydra.run.dir", "hydra.sweep.dir") and not value.strip():
+            raise ValueError(  # e.g. hydra.run.dir=$DIR with DIR unset: the current directory
+                f"{text}: an empty directory (an unset shell variable?); give the "
+                f"directory, or leave {key} out for results/"
+            )
         if "=" not in text or text.startswith("-") or text.lstrip("+~").startswith("hydra"):
             continue
         try:

@@ -1,6 +1,6 @@
-"""Sizes checked before a worker starts: a zero or negative count, epoch, batch or timeout is
-a one-line error naming the option, never a silent "use the default" (null means that) nor a
-traceback inside the worker."""
+"""Sizes checked before a worker starts: a zero or negative count, epoch, batch or timeout, or
+a seed numpy cannot take, is a one-line error naming the option, never a silent "use the
+default" (null means that) nor a traceback inside the worker."""
 
 from ..errors import ConfigError
 
@@ -18,6 +18,8 @@ def _need(value, option, minimum=1, allow_none=False):
 def check(cfg):
     """Every size of the composed config, before any data is prepared."""
     task, preset = cfg.task, cfg.preset
+    if not 0 <= cfg.seed < 2**32:  # numpy's RandomState seeds every framework's draws
+        raise ConfigError(f"seed={cfg.seed}: must be 0 to {2**32 - 1}")
     _need(task.batch_size, "task.batch_size")
     if task.kind == "train":
         _need(task.epochs, "task.epochs")
