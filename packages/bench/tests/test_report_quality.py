@@ -156,6 +156,28 @@ def test_a_precision_sweep_is_compared_with_fp32(run_bench, tmp_path):
     import jsonschema
 
     jsonschema.validate(data, json.loads(SCHEMA.read_text()))
+    # the same table into a documentation block, as docs/precision.md's is made
+    runs = tmp_path / "results" / "sweeps" / "precisions"
+    page = tmp_path / "precision.md"
+    page.write_text(
+        f"# Precisions\n\n<!-- bench report: {runs} --table settings -->\nstale\n"
+        "<!-- end bench report -->\n"
+    )
+    run = run_bench("report", str(runs), "--table", "settings", "--into", str(page))
+    assert run.returncode == 0, run.output
+    written = page.read_text()
+    assert "stale" not in written and written.endswith("<!-- end bench report -->\n")
+    assert parse_table(written[written.index("Within each framework") :])["Fake (numpy)"] == row
+    # fp32 alone: nothing to set against its baseline, refused with what the table needs
+    fp32 = sorted(str(p) for p in runs.glob("*precision=fp32*"))
+    assert len(fp32) == 2
+    alone = tmp_path / "fp32.md"
+    block = f"<!-- bench report: {' '.join(fp32)} --table settings -->\n<!-- end bench report -->\n"
+    alone.write_text(block)
+    run = run_bench("report", *fp32, "--table", "settings", "--into", str(alone))
+    assert run.returncode == 2, run.output
+    assert "--table settings: no configuration in" in run.output
+    assert alone.read_text() == block
 
 
 def test_an_option_is_compared_with_its_default_and_the_slower_setting_reads_slower(

@@ -12,7 +12,7 @@ frameworks (seeds), data-parallel scaling, host against host, a baseline's verdi
 figures, a history (history.md). The directory is written whole: every file is made aside,
 then moved in under the directory's lock, and the files of an earlier report that this one
 does not write are removed. With --into FILE it writes only the main table (or --table
-agreement's), into FILE's block marked with the same arguments: the tables of the
+agreement's or settings'), into FILE's block marked with the same arguments: the tables of the
 documentation, regenerated from committed result files (docs/reports.md).
 """
 
@@ -175,10 +175,11 @@ def parser():
     )
     p.add_argument(
         "--table",
-        choices=("main", "agreement"),
+        choices=("main", "agreement", "settings"),
         default="main",
-        help="with --into: the main table (default), or the agreement section's "
-        "tables (runs of two seeds or more, two frameworks or more)",
+        help="with --into: the main table (default), the agreement section's "
+        "tables (runs of two seeds or more, two frameworks or more), or the settings "
+        "table (each setting, e.g. precision=bf16, against its framework's baseline)",
     )
     return p
 
@@ -310,6 +311,14 @@ def into_file(args, argv):
                 f"--table agreement: no training configuration in "
                 f"{' '.join(args.paths)} has two seeds or more in a group of "
                 f"two frameworks or more"
+            )
+    elif args.table == "settings":
+        table = axes.markdown(axes.pairs(grid), grid.metric)
+        if not table:
+            raise ValueError(
+                f"--table settings: no configuration in {' '.join(args.paths)} differs from "
+                f"its framework's declared baseline in one setting (e.g. precision=bf16 "
+                f"beside precision=fp32)"
             )
     else:
         table = main_table(grid, reference_2018.load() if args.reference else None)
