@@ -16,6 +16,8 @@ from pathlib import Path
 from cli_process import FAST, read_until, start
 from mdtable import parse_table
 
+from bench.report import document
+
 CNN = [*FAST, "task=cnn"]
 
 
@@ -231,6 +233,12 @@ def test_a_flagged_configuration_names_the_packages_that_differ(run_bench, bench
     (finding,) = json.loads((out / "report.json").read_text())["baseline"]
     assert finding["verdict"] == "slower"
     assert finding["packages_changed"] == [f"numpy 1.0.0 → {now}", "-six 1.16.0"]
+    import jsonschema
+
+    schema = Path(document.__file__).with_name("report.schema.json")
+    jsonschema.validate(
+        json.loads((out / "report.json").read_text()), json.loads(schema.read_text())
+    )
 
 
 def test_html_onto_a_directory_of_results_without_paths_is_refused(run_bench, tmp_path):
