@@ -47,17 +47,16 @@ class Finding:
 
 
 def distributions(configuration: Configuration):
-    """{distribution: its versions} over a configuration's runs, the project's own packages
-    left out; None when a run records no environment (a result from before schema 2)."""
+    """{distribution: its versions over a configuration's runs, `1.0/1.1` where they differ};
+    None when a run records no environment (a result from before schema 2)."""
     found = {}
     for run in configuration.runs:
         recorded = (run.result.get("environment") or {}).get("distributions")
         if recorded is None:
             return None
         for name, version in recorded.items():
-            if not locks.own_package(name):
-                found.setdefault(locks.canonical(name), set()).add(version)
-    return found
+            found.setdefault(locks.canonical(name), set()).add(version)
+    return {name: "/".join(sorted(versions)) for name, versions in found.items()}
 
 
 def package_changes(base: Configuration, now: Configuration):
@@ -67,19 +66,14 @@ def package_changes(base: Configuration, now: Configuration):
     old, new = distributions(base), distributions(now)
     if old is None or new is None:
         return None
-    changes = []
-    for name in sorted(set(old) | set(new)):
-        before, after = ("/".join(sorted(v)) for v in (old.get(name, ()), new.get(name, ())))
-        if before == after:
-            continue
-        changes.append(
-            f"{name} {before} → {after}"
-            if before and after
-            else f"+{name} {after}"
-            if after
-            else f"-{name} {before}"
-        )
-    return changes
+    return [
+        f"{name} {before} → {after}"
+        if before and after
+        else f"+{name} {after}"
+        if after
+        else f"-{name} {before}"
+        for name, before, after in locks.version_changes(old, new)
+    ]
 
 
 def packages_text(finding):

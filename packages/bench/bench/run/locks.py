@@ -36,6 +36,17 @@ def own_package(name):
     return canonical(name) == "bench" or canonical(name).startswith("bench-")
 
 
+def version_changes(before, after):
+    """[(name, version before or None, version after or None)], sorted by name, for every
+    distribution whose version differs between two {name: version} maps, the project's own
+    packages left out."""
+    return [
+        (name, before.get(name), after.get(name))
+        for name in sorted(set(before) | set(after))
+        if not own_package(name) and before.get(name) != after.get(name)
+    ]
+
+
 def environment_dir(python) -> Path:
     """The environment an interpreter belongs to: <env>/bin/python -> <env>."""
     return Path(python).parent.parent

@@ -156,14 +156,10 @@ def package_differences(result, cfg):
     if out.returncode != 0:
         return [f"{python} could not list its packages: {out.stderr.strip()[-200:]}"]
     here = json.loads(out.stdout)["distributions"]
-    lines = []
-    for name in sorted(set(recorded) | set(here)):
-        if locks.own_package(name) or recorded.get(name) == here.get(name):
-            continue
-        lines.append(
-            f"{name} {here.get(name) or 'missing'} (recorded {recorded.get(name) or 'absent'})"
-        )
-    return lines
+    return [
+        f"{name} {now or 'missing'} (recorded {then or 'absent'})"
+        for name, then, now in locks.version_changes(recorded, here)
+    ]
 
 
 def run_again(cfg, config_dict, overrides, out: Path, repeats):
