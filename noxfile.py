@@ -257,6 +257,7 @@ PYTHON36_CODE = (
     "packages/keras2",
     "packages/bench/tests/fake_framework",
     "benchmarks/own_loops/keras2_loop.py",
+    "benchmarks/own_loops/common.py",
 )
 
 # The sessions that are not a framework's: (requirements, project folders installed editable).

@@ -4,8 +4,6 @@ cleargrads, backward, update, under chainer.using_config("train", True). The yar
 framework=chainer task=cnn (Chainer on NumPy) is measured against by benchmarks/own_loops.py.
 Prints one JSON line: the seconds of each epoch."""
 
-import argparse
-import json
 import time
 
 import chainer
@@ -13,6 +11,7 @@ import chainer.functions as F
 import chainer.links as L
 import numpy as np
 from chainer import optimizers
+from common import arguments, minibatches, print_result
 
 
 class SymbolModule(chainer.Chain):
@@ -35,21 +34,8 @@ class SymbolModule(chainer.Chain):
         return self.fc2(h)
 
 
-def minibatches(x, y, batch_size, rng):
-    order = rng.permutation(len(x))
-    for start in range(0, len(x) - batch_size + 1, batch_size):
-        idx = order[start : start + batch_size]
-        yield x[idx], y[idx]
-
-
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--task", default="cnn", choices=["cnn"])
-    parser.add_argument("--examples", type=int, default=2048)
-    parser.add_argument("--epochs", type=int, default=3)
-    parser.add_argument("--batch-size", type=int, default=64)
-    parser.add_argument("--seed", type=int, default=0)
-    args = parser.parse_args()
+    args = arguments(["cnn"])
     rng = np.random.RandomState(args.seed)
     x = rng.uniform(0, 1, (args.examples, 3, 32, 32)).astype(np.float32)
     y = rng.randint(0, 10, args.examples).astype(np.int32)
@@ -66,15 +52,11 @@ def main():
                 loss.backward()
                 optimizer.update()
             seconds.append(time.perf_counter() - start)
-    print(
-        json.dumps(
-            {
-                "framework": "chainer (the 2018 Chainer_CNN loop)",
-                "task": args.task,
-                "epoch_seconds": seconds,
-                "examples_per_epoch": args.examples // args.batch_size * args.batch_size,
-            }
-        )
+    print_result(
+        "chainer (the 2018 Chainer_CNN loop)",
+        args.task,
+        epoch_seconds=seconds,
+        examples_per_epoch=args.examples // args.batch_size * args.batch_size,
     )
 
 

@@ -3,13 +3,12 @@ nnx.Optimizer over optax, an @nnx.jit train step with nnx.value_and_grad, numpy 
 from host memory) for SPEC's CNN shapes: the yardstick framework=flax is measured against by
 benchmarks/own_loops.py. Prints one JSON line: the seconds of each epoch."""
 
-import argparse
-import json
 import time
 
 import jax
 import numpy as np
 import optax
+from common import arguments, print_result
 from flax import nnx
 
 
@@ -47,13 +46,7 @@ def train_step(model, optimizer, images, labels):
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--task", default="cnn", choices=["cnn"])
-    parser.add_argument("--examples", type=int, default=2048)
-    parser.add_argument("--epochs", type=int, default=3)
-    parser.add_argument("--batch-size", type=int, default=64)
-    parser.add_argument("--seed", type=int, default=0)
-    args = parser.parse_args()
+    args = arguments(["cnn"])
     rng = np.random.RandomState(args.seed)
     images = rng.uniform(0, 1, (args.examples, 32, 32, 3)).astype(np.float32)
     labels = rng.randint(0, 10, args.examples).astype(np.int32)
@@ -70,16 +63,12 @@ def main():
             loss = train_step(model, optimizer, images[index], labels[index])
         jax.block_until_ready(loss)
         seconds.append(time.perf_counter() - start)
-    print(
-        json.dumps(
-            {
-                "framework": "flax (its own loop)",
-                "task": args.task,
-                "epoch_seconds": seconds,
-                "examples_per_epoch": steps * args.batch_size,
-                "loss": float(loss),
-            }
-        )
+    print_result(
+        "flax (its own loop)",
+        args.task,
+        epoch_seconds=seconds,
+        examples_per_epoch=steps * args.batch_size,
+        loss=float(loss),
     )
 
 

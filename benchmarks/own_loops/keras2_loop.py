@@ -4,23 +4,13 @@ Sequential Embedding, GRU (reset_after, as the row's) and Dense; Adam; one fit o
 arrays with batch_size and shuffle. Python 3.6 (CNTK's). Prints one JSON line: the seconds of
 each epoch."""
 
-import argparse
-import json
-import time
-
 import numpy as np
+from common import EpochTimes, arguments, print_result
 from keras import callbacks, layers, losses, models, optimizers
 
 
-class EpochTimer(callbacks.Callback):
-    def on_train_begin(self, logs=None):
-        self.seconds = []
-
-    def on_epoch_begin(self, epoch, logs=None):
-        self.start = time.perf_counter()
-
-    def on_epoch_end(self, epoch, logs=None):
-        self.seconds.append(time.perf_counter() - self.start)
+class EpochTimer(EpochTimes, callbacks.Callback):
+    pass
 
 
 def rnn():
@@ -39,13 +29,7 @@ def rnn():
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--task", default="rnn", choices=["rnn"])
-    parser.add_argument("--examples", type=int, default=2048)
-    parser.add_argument("--epochs", type=int, default=3)
-    parser.add_argument("--batch-size", type=int, default=64)
-    parser.add_argument("--seed", type=int, default=0)
-    args = parser.parse_args()
+    args = arguments(["rnn"])
     rng = np.random.RandomState(args.seed)
     np.random.seed(args.seed)
     x = rng.randint(1, 30000, (args.examples, 150)).astype(np.int32)
@@ -62,15 +46,11 @@ def main():
         verbose=0,
         callbacks=[timer],
     )
-    print(
-        json.dumps(
-            {
-                "framework": "keras 2 (the 2018 Keras_CNTK_RNN loop)",
-                "task": args.task,
-                "epoch_seconds": timer.seconds,
-                "examples_per_epoch": steps * args.batch_size,
-            }
-        )
+    print_result(
+        "keras 2 (the 2018 Keras_CNTK_RNN loop)",
+        args.task,
+        epoch_seconds=timer.seconds,
+        examples_per_epoch=steps * args.batch_size,
     )
 
 

@@ -8,24 +8,16 @@ warm-up predict): the yardsticks framework=keras_jax and framework=keras are mea
 by benchmarks/own_loops.py. Prints one JSON line: the seconds of each epoch (training), or the
 images and seconds of the timed predict (resnet50)."""
 
-import argparse
-import json
 import time
 
 import keras
 import numpy as np
+from common import EpochTimes, arguments, print_result
 from keras import layers
 
 
-class EpochTimer(keras.callbacks.Callback):
-    def on_train_begin(self, logs=None):
-        self.seconds = []
-
-    def on_epoch_begin(self, epoch, logs=None):
-        self.start = time.perf_counter()
-
-    def on_epoch_end(self, epoch, logs=None):  # fit has its loss on the host by then
-        self.seconds.append(time.perf_counter() - self.start)
+class EpochTimer(EpochTimes, keras.callbacks.Callback):
+    pass
 
 
 def cnn():
@@ -83,25 +75,12 @@ def resnet50(examples, batch_size, rng):
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--task", default="cnn", choices=["cnn", "rnn", "resnet50"])
-    parser.add_argument("--examples", type=int, default=2048)
-    parser.add_argument("--epochs", type=int, default=3)
-    parser.add_argument("--batch-size", type=int, default=64)
-    parser.add_argument("--seed", type=int, default=0)
-    args = parser.parse_args()
+    args = arguments(["cnn", "rnn", "resnet50"])
     rng = np.random.RandomState(args.seed)
     keras.utils.set_random_seed(args.seed)
     if args.task == "resnet50":
-        print(
-            json.dumps(
-                dict(
-                    resnet50(args.examples, args.batch_size, rng),
-                    task=args.task,
-                    framework="keras on %s (its own loop)" % keras.backend.backend(),
-                )
-            )
-        )
+        framework = "keras on %s (its own loop)" % keras.backend.backend()
+        print_result(framework, args.task, **resnet50(args.examples, args.batch_size, rng))
         return
     if args.task == "cnn":
         x = rng.uniform(0, 1, (args.examples, 32, 32, 3)).astype(np.float32)
@@ -121,15 +100,11 @@ def main():
         verbose=0,
         callbacks=[timer],
     )
-    print(
-        json.dumps(
-            {
-                "framework": "keras on %s (its own loop)" % keras.backend.backend(),
-                "task": args.task,
-                "epoch_seconds": timer.seconds,
-                "examples_per_epoch": steps * args.batch_size,
-            }
-        )
+    print_result(
+        "keras on %s (its own loop)" % keras.backend.backend(),
+        args.task,
+        epoch_seconds=timer.seconds,
+        examples_per_epoch=steps * args.batch_size,
     )
 
 

@@ -4,24 +4,16 @@ features from paddle.vision.models.resnet50 through paddle.Model.predict: the ya
 framework=paddle is measured against by benchmarks/own_loops.py. Prints one JSON line: the
 seconds of each epoch (training) or of the timed pass (inference)."""
 
-import argparse
-import json
 import time
 
 import numpy as np
 import paddle
+from common import EpochTimes, arguments, print_result
 from paddle import nn
 
 
-class EpochTimer(paddle.callbacks.Callback):
-    def on_train_begin(self, logs=None):
-        self.seconds = []
-
-    def on_epoch_begin(self, epoch, logs=None):
-        self.start = time.perf_counter()
-
-    def on_epoch_end(self, epoch, logs=None):
-        self.seconds.append(time.perf_counter() - self.start)
+class EpochTimer(EpochTimes, paddle.callbacks.Callback):
+    pass
 
 
 def cnn():
@@ -47,13 +39,7 @@ def cnn():
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--task", default="cnn", choices=["cnn", "resnet50"])
-    parser.add_argument("--examples", type=int, default=2048)
-    parser.add_argument("--epochs", type=int, default=3)
-    parser.add_argument("--batch-size", type=int, default=64)
-    parser.add_argument("--seed", type=int, default=0)
-    args = parser.parse_args()
+    args = arguments(["cnn", "resnet50"])
     paddle.seed(args.seed)
     rng = np.random.RandomState(args.seed)
     if args.task == "cnn":
@@ -88,7 +74,7 @@ def main():
         start = time.perf_counter()
         model.predict(data, batch_size=args.batch_size, verbose=0)
         result = {"inference_seconds": time.perf_counter() - start, "images": args.examples}
-    print(json.dumps(dict(result, framework="paddle (its own high-level API)", task=args.task)))
+    print_result("paddle (its own high-level API)", args.task, **result)
 
 
 if __name__ == "__main__":

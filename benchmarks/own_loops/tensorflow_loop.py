@@ -5,12 +5,11 @@ MomentumOptimizer's training op, and per shuffled minibatch one Session.run with
 The yardstick framework=tensorflow task=cnn is measured against by benchmarks/own_loops.py.
 Prints one JSON line: the seconds of each epoch."""
 
-import argparse
-import json
 import time
 
 import numpy as np
 import tensorflow as tf
+from common import arguments, minibatches, print_result
 
 v1 = tf.compat.v1
 
@@ -46,21 +45,8 @@ def create_symbol(x, training):
     return dense(h, 10, "output")
 
 
-def minibatches(x, y, batch_size, rng):
-    order = rng.permutation(len(x))
-    for start in range(0, len(x) - batch_size + 1, batch_size):
-        idx = order[start : start + batch_size]
-        yield x[idx], y[idx]
-
-
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--task", default="cnn", choices=["cnn"])
-    parser.add_argument("--examples", type=int, default=2048)
-    parser.add_argument("--epochs", type=int, default=3)
-    parser.add_argument("--batch-size", type=int, default=64)
-    parser.add_argument("--seed", type=int, default=0)
-    args = parser.parse_args()
+    args = arguments(["cnn"])
     rng = np.random.RandomState(args.seed)
     x_train = rng.uniform(0, 1, (args.examples, 32, 32, 3)).astype(np.float32)
     y_train = rng.randint(0, 10, args.examples).astype(np.int32)
@@ -80,15 +66,11 @@ def main():
         for data, label in minibatches(x_train, y_train, args.batch_size, rng):
             sess.run(model, feed_dict={x: data, y: label, training: True})
         seconds.append(time.perf_counter() - start)
-    print(
-        json.dumps(
-            {
-                "framework": "tensorflow (the 2018 Tensorflow_CNN loop)",
-                "task": args.task,
-                "epoch_seconds": seconds,
-                "examples_per_epoch": args.examples // args.batch_size * args.batch_size,
-            }
-        )
+    print_result(
+        "tensorflow (the 2018 Tensorflow_CNN loop)",
+        args.task,
+        epoch_seconds=seconds,
+        examples_per_epoch=args.examples // args.batch_size * args.batch_size,
     )
 
 

@@ -4,12 +4,11 @@ arrays: tensors made from them, zero_grad, forward, loss, backward, step. The ya
 framework=torch task=rnn is measured against by benchmarks/own_loops.py. Prints one JSON line:
 the seconds of each epoch."""
 
-import argparse
-import json
 import time
 
 import numpy as np
 import torch
+from common import arguments, minibatches, print_result
 from torch import nn, optim
 
 
@@ -25,21 +24,8 @@ class SymbolModule(nn.Module):
         return self.l_out(x[:, -1, :])  # the last time step
 
 
-def minibatches(x, y, batch_size, rng):
-    order = rng.permutation(len(x))
-    for start in range(0, len(x) - batch_size + 1, batch_size):
-        idx = order[start : start + batch_size]
-        yield x[idx], y[idx]
-
-
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--task", default="rnn", choices=["rnn"])
-    parser.add_argument("--examples", type=int, default=2048)
-    parser.add_argument("--epochs", type=int, default=3)
-    parser.add_argument("--batch-size", type=int, default=64)
-    parser.add_argument("--seed", type=int, default=0)
-    args = parser.parse_args()
+    args = arguments(["rnn"])
     rng = np.random.RandomState(args.seed)
     torch.manual_seed(args.seed)
     x = rng.randint(1, 30000, (args.examples, 150)).astype(np.int64)
@@ -58,15 +44,11 @@ def main():
             loss.backward()
             optimizer.step()
         seconds.append(time.perf_counter() - start)
-    print(
-        json.dumps(
-            {
-                "framework": "torch (the 2018 PyTorch_RNN loop)",
-                "task": args.task,
-                "epoch_seconds": seconds,
-                "examples_per_epoch": args.examples // args.batch_size * args.batch_size,
-            }
-        )
+    print_result(
+        "torch (the 2018 PyTorch_RNN loop)",
+        args.task,
+        epoch_seconds=seconds,
+        examples_per_epoch=args.examples // args.batch_size * args.batch_size,
     )
 
 
