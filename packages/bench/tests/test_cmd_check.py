@@ -103,6 +103,22 @@ def test_repeats_too_far_apart_to_rank(fit_bundle, tmp_path):
     assert done.returncode == 1 and invalid_rules(done.stdout) == {"spread"}, done.stdout
 
 
+def test_from_five_runs_one_slow_run_does_not_decide(fit_bundle, tmp_path):
+    """Five runs: the spread is the interquartile range, as the table cell's, so one run a busy
+    machine slowed fivefold leaves the configuration fit to rank; two such runs do not."""
+    bundle = fit_bundle.copy(tmp_path / "b")
+    slowed = dict(fit_bundle.env, FAKE_EXTRA_DELAY_MS="400")
+    fit_bundle.run("seed=3", into=bundle / "seed3", env=slowed)
+    fit_bundle.run("seed=4", into=bundle / "seed4")
+    done = fit_bundle.bench("check", *SPREAD, bundle)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert re.search(r"^VALID .* \(5 runs\)$", done.stdout, re.M), done.stdout
+    fit_bundle.run("seed=5", into=bundle / "seed5", env=slowed)
+    done = fit_bundle.bench("check", *SPREAD, bundle)
+    assert done.returncode == 1 and invalid_rules(done.stdout) == {"spread"}, done.stdout
+    assert "between the quartiles of 6 runs" in done.stdout
+
+
 def test_the_docs_list_the_rules_the_check_applies():
     """docs/trust.md's table is the rules of bench.report.fitness, word for word."""
     from pathlib import Path

@@ -71,9 +71,19 @@ def test_an_interval_that_holds_one_reads_no_difference_shown(run_bench, bench_e
     relative = [c for c in data["cells"] if c["relative_low"] is not None]
     assert len(relative) == 1 and relative[0]["relative_low"] <= 1 <= relative[0]["relative_high"]
     # A's runs lie far apart: a warning, one line, naming it
-    (spread,) = [w for w in data["warnings"] if "apart" in w]
+    (spread,) = [w for w in data["warnings"] if "apart" in w and not w.startswith("Not fit")]
     assert spread.startswith("Fake (numpy) [eval_delay_ms=0.0], CNN: its 2 runs lie")
     assert any(line.endswith(spread) for line in text.splitlines())
+    # further apart than `bench check` lets a bundle rank: its cell is marked, and the legend
+    # and a warning naming the rule say so
+    a_row = next(  # the main table's row (the time-to-target table's is not held to it)
+        line for line in text.splitlines() if line.startswith("| Fake (numpy) [eval_delay_ms=0.0]")
+    )
+    assert "‡" in a_row.split("|")[2], a_row
+    assert "‡: its runs lie further apart than `python -m bench check` lets a bundle" in text
+    (unfit,) = [w for w in data["warnings"] if "(spread:" in w]
+    assert unfit.startswith("Not fit to rank by `python -m bench check` (spread: ")
+    assert "Fake (numpy) [eval_delay_ms=0.0], CNN" in unfit
 
 
 def test_below_its_target_or_at_chance_a_configuration_is_never_faster(run_bench, tmp_path):

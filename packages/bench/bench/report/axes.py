@@ -24,7 +24,7 @@ from ..run import record
 from . import ratios
 from .collection import INCIDENTAL, Configuration, Grid, matches
 from .metrics import METRICS
-from .tables import cell, heading, markdown_table
+from .tables import TOO_SPREAD, cell, heading, markdown_table, too_spread
 
 BASELINE_PRECISION = "fp32"
 OPTION = "framework.options."
@@ -277,7 +277,14 @@ def markdown(found, metric) -> str:
         f"fp32, tuned=false, an option's default for the task), by {metric.title} and by "
         f"the time to the quality target: how many times faster (> 1) the setting ran, "
         f"with the ratio's 95 % interval (a seeded bootstrap over the repeats). A setting "
-        f"or baseline below its quality target or at chance is not compared.\n\n"
+        f"or baseline below its quality target or at chance is not compared."
+        + (
+            f" {TOO_SPREAD}: its runs lie further apart than `python -m bench check` lets a "
+            f"bundle rank."
+            if any(too_spread(c, metric) for f in found for c in (f.configuration, f.baseline))
+            else ""
+        )
+        + "\n\n"
         + markdown_table(HEADER, rows(found, metric))
         + "\n"
     )

@@ -13,7 +13,7 @@ import csv
 import json
 from pathlib import Path
 
-from . import quality, ratios
+from . import fitness, quality, ratios
 from .collection import REFUSED, Grid, Result, steady_state, uniform_text
 
 TITLES = {"cnn": "CNN", "resnet50": "ResNet-50", "rnn": "RNN", "densenet": "DenseNet-121"}
@@ -25,6 +25,7 @@ NOT_OK = {
     "interrupted": "interrupted",
 }
 NO_STEADY = "†"  # a training cell under a steady-state heading whose runs had one epoch
+TOO_SPREAD = "‡"  # a cell whose runs lie further apart than `bench check` lets a bundle rank
 NOT_REACHED = "not reached"
 
 
@@ -41,6 +42,14 @@ def _units(grid: Grid):
 def marked(configuration, metric) -> bool:
     """A steady-state cell whose training runs measured no steady state (one epoch)."""
     return metric.name == "steady" and any(not steady_state(r) for r in configuration.ok)
+
+
+def too_spread(configuration, metric) -> bool:
+    """Its runs break `bench check`'s spread rule (bench.report.fitness) on this metric; a time
+    to the target, which moves by whole epochs, is not held to it."""
+    if metric.name == "time_to_target" or configuration.status != "ok":
+        return False
+    return fitness.spread_broken(configuration, metric) is not None
 
 
 def legend(grid: Grid) -> str:
@@ -73,6 +82,11 @@ def legend(grid: Grid) -> str:
         text += (
             f" {NO_STEADY}: no steady state (one epoch each): the figure includes the "
             f"first epoch's warm-up."
+        )
+    if any(too_spread(c, m) for c in ok):
+        text += (
+            f" {TOO_SPREAD}: its runs lie further apart than `python -m bench check` lets a "
+            f"bundle rank (the fastest more than {fitness.MAX_SPREAD * 100:g} % above the slowest)."
         )
     statuses = [quality.of(c) for c in ok]
     intervals = any((found := _relative(grid, c)[1]) and found.ratio.has_interval for c in ok)
@@ -142,6 +156,7 @@ def cell(configuration, metric):
     summary = configuration.summary(metric)
     if summary:
         text = summary.text(number) + (NO_STEADY if marked(configuration, metric) else "")
+        text += TOO_SPREAD if too_spread(configuration, metric) else ""
     else:
         text = NOT_REACHED if metric.name == "time_to_target" else "(no figure)"
     if configuration.accuracy is not None:

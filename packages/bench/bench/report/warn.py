@@ -8,14 +8,18 @@ know before trusting a cell or a ratio.
   interval;
 - quality: a configuration below its quality target or at chance (bench.report.quality), one
   line each: it is not ranked;
+- fit to rank: configurations that break one of `python -m bench check`'s rules that no other
+  warning or mark says (a spread past its 15 %, marked ‡ in the table; a tree with
+  uncommitted changes; an environment off its lock; two runs where it asks three), one line a
+  rule;
 - steady state: training runs of one epoch under a steady-state heading (their figure
   includes the warm-up), or the note that the table fell back to the throughput over every
   epoch because no run measured a steady state.
 """
 
-from . import quality
+from . import fitness, quality
 from .collection import Grid
-from .tables import NO_STEADY, heading, marked, number
+from .tables import NO_STEADY, TOO_SPREAD, heading, marked, number, too_spread
 
 MAX_SPREAD = 1.5  # slowest over fastest run of one configuration beyond which the report warns
 NAMED = 4  # configurations named in a grouped warning before "and k more"
@@ -70,6 +74,7 @@ def warnings(grid: Grid):
                 f"{MAX_SPREAD:g}×: a busy machine or an unsteady run; its ratios say "
                 f"little."
             )
+    lines += unfit(grid, ok)
     single = [c for c in ok if len(c.values(metric)) == 1]
     if single:
         lines.append(
@@ -78,6 +83,37 @@ def warnings(grid: Grid):
             f"(`-m seed=0,1,2`)."
         )
     return lines
+
+
+# the check's rules a warning line here says; the others show elsewhere (status in the cell,
+# steady state as †, the quality target in the quality lines, one run in the n = 1 line)
+UNFIT_SAID = ("commit", "lock", "repeats", "spread")
+
+
+def unfit(grid: Grid, ok):
+    """One line per `bench check` rule (bench.report.fitness) that a configuration in the table
+    breaks: the table ranks them, the check would not."""
+    broken = {}
+    for c in ok:
+        for name, _ in fitness.judge(c, grid.metric).broken:
+            if name == "spread" and not too_spread(c, grid.metric):
+                continue  # a time to the target moves by whole epochs
+            if name == "repeats" and len(c.runs) < 2:
+                continue  # the n = 1 line
+            if name in UNFIT_SAID:
+                broken.setdefault(name, []).append(c)
+    why = {
+        "commit": "their runs' code commit is unknown or the tree had uncommitted changes",
+        "lock": "their environments were not built from a lock, or drifted from it",
+        "repeats": f"fewer than {fitness.MIN_RUNS} runs",
+        "spread": f"their runs lie more than {fitness.MAX_SPREAD * 100:g} % apart "
+        f"({TOO_SPREAD} in the table)",
+    }
+    return [
+        f"Not fit to rank by `python -m bench check` ({name}: {why[name]}): {_names(broken[name])}."
+        for name in UNFIT_SAID
+        if name in broken
+    ]
 
 
 def markdown(lines) -> str:
