@@ -50,21 +50,29 @@ def _normalise(name):
     return re.sub(r"[-_.]+", "-", name).lower()
 
 
-def distributions():
-    """{name: version} of every distribution importable from this interpreter's sys.path,
-    the first found for a name winning (as the import system does)."""
+# sys.path as the worker started (this module is imported before any framework): a package
+# that extends sys.path while it runs (setuptools puts its _vendor directory there when
+# imported, as PyTorch's compiler and Paddle do) must not add its vendored copies to the
+# environment's distributions, which would read as drift from the lock.
+STARTUP_PATH = list(sys.path)
+
+
+def distributions(path=None):
+    """{name: version} of every distribution importable from `path` (default: sys.path as the
+    interpreter started), the first found for a name winning (as the import system does)."""
+    path = list(STARTUP_PATH if path is None else path)
     found = {}
     try:
         from importlib import metadata
     except ImportError:  # Python < 3.8: read the metadata files
         metadata = None
     if metadata is not None:
-        for dist in metadata.distributions():
+        for dist in metadata.distributions(path=path):
             name = dist.metadata["Name"]
             if name and _normalise(name) not in found:
                 found[_normalise(name)] = dist.version
         return found
-    for entry in sys.path:
+    for entry in path:
         for info in sorted(
             glob.glob(os.path.join(entry or ".", "*.dist-info", "METADATA"))
             + glob.glob(os.path.join(entry or ".", "*.egg-info", "PKG-INFO"))
