@@ -86,7 +86,8 @@ def legend(grid: Grid) -> str:
     if any(too_spread(c, m) for c in ok):
         text += (
             f" {TOO_SPREAD}: its runs lie further apart than `python -m bench check` lets a "
-            f"bundle rank (the fastest more than {fitness.MAX_SPREAD * 100:g} % above the slowest)."
+            f"bundle rank (the fastest more than {fitness.MAX_SPREAD * 100:g} % above the slowest; "
+            f"from five runs, the upper quartile above the lower)."
         )
     statuses = [quality.of(c) for c in ok]
     intervals = any((found := _relative(grid, c)[1]) and found.ratio.has_interval for c in ok)

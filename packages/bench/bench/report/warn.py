@@ -106,8 +106,8 @@ def unfit(grid: Grid, ok):
         "commit": "their runs' code commit is unknown or the tree had uncommitted changes",
         "lock": "their environments were not built from a lock, or drifted from it",
         "repeats": f"fewer than {fitness.MIN_RUNS} runs",
-        "spread": f"their runs lie more than {fitness.MAX_SPREAD * 100:g} % apart "
-        f"({TOO_SPREAD} in the table)",
+        "spread": f"their runs lie more than {fitness.MAX_SPREAD * 100:g} % apart, from five "
+        f"runs their quartiles ({TOO_SPREAD} in the table)",
     }
     return [
         f"Not fit to rank by `python -m bench check` ({name}: {why[name]}): {_names(broken[name])}."
