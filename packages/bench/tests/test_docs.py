@@ -65,6 +65,24 @@ def test_the_readme_has_its_generated_results_table():
     )
 
 
+def test_the_readme_says_what_bench_check_finds_in_its_results():
+    """The README's results section says how many of its configurations `python -m bench
+    check` finds fit to rank: the check, run on the committed results, must say the same."""
+    text = " ".join(README.read_text().split())
+    said = re.search(r"`python -m bench check (\S+)` finds (\d+) of (\d+) configurations", text)
+    assert said, "README.md does not say what `python -m bench check` finds in its results"
+    done = subprocess.run(
+        [sys.executable, "-m", "bench", "check", said.group(1)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode in (0, 1), done.stderr
+    found = re.search(r"^check: (\d+) of (\d+) configurations valid", done.stdout, re.M)
+    assert found and found.groups() == said.groups()[1:], (said.group(0), done.stdout[-500:])
+
+
 @pytest.mark.parametrize(
     "path, number, args", BLOCKS, ids=[f"{relative(p)}:{n}" for p, n, _ in BLOCKS]
 )

@@ -349,3 +349,25 @@ def test_report_on_a_directory_named_result_json(run_bench, tmp_path):
     run = run_bench("report", str(tmp_path / "odd"), "--no-charts")
     assert run.returncode == 2 and "Traceback" not in run.output, run.output
     assert "no result.json found" in run.output
+
+
+def test_several_wide_configurations_share_one_warning_widest_first(tmp_path):
+    """Three configurations whose two runs lie past 1.5× apart (a noisy machine): one warning
+    line for all, the widest named first, with how far apart; one within it is not named."""
+    specs = [
+        ("torch", "cnn", 50.0, 0.78, "ok", "gpu"),
+        ("torch", "cnn", 90.0, 0.78, "ok", "gpu"),  # 1.80×
+        ("torch", "rnn", 10.0, 0.85, "ok", "gpu"),
+        ("torch", "rnn", 30.0, 0.85, "ok", "gpu"),  # 3.00×
+        ("tensorflow", "cnn", 40.0, 0.78, "ok", "gpu"),
+        ("tensorflow", "cnn", 64.0, 0.78, "ok", "gpu"),  # 1.60×
+        ("tensorflow", "rnn", 20.0, 0.85, "ok", "gpu"),
+        ("tensorflow", "rnn", 21.0, 0.85, "ok", "gpu"),  # 1.05×: not wide
+    ]
+    out = tmp_path / "report"
+    assert command.main([str(write_results(tmp_path / "r", specs)), "--out", str(out)]) == 0
+    warnings = json.loads((out / "report.json").read_text())["warnings"]
+    (wide,) = [w for w in warnings if "1.5× apart" in w]
+    assert wide.startswith("3 of 4 configurations' runs lie more than 1.5× apart"), wide
+    assert wide.endswith(": PyTorch, RNN 3.00×; PyTorch, CNN 1.80×; TensorFlow, CNN 1.60×."), wide
+    assert not [w for w in warnings if "× apart" in w and w != wide]

@@ -3,7 +3,7 @@ know before trusting a cell or a ratio.
 
 - spread: a configuration whose runs lie more than MAX_SPREAD times apart (its slowest
   against its fastest, by the table's metric): a busy machine or an unsteady run, and a ratio
-  that wide says little;
+  that wide says little (several such: one line, the widest named first);
 - n = 1: configurations that ran once (one line for all of them): their ratios have no
   interval;
 - quality: a configuration below its quality target or at chance (bench.report.quality), one
@@ -64,16 +64,7 @@ def warnings(grid: Grid):
         q = quality.of(c)
         if not q.ranked:
             lines.append(f"{_label(c)}: {q.reason()}; not ranked.")
-    for c in ok:
-        values = c.values(metric)
-        if len(values) > 1 and min(values) > 0 and max(values) / min(values) > MAX_SPREAD:
-            lines.append(
-                f"{_label(c)}: its {len(values)} runs lie "
-                f"{max(values) / min(values):.2f}× apart ({number(min(values))} to "
-                f"{number(max(values))} {metric.unit(c.first.kind)}), beyond "
-                f"{MAX_SPREAD:g}×: a busy machine or an unsteady run; its ratios say "
-                f"little."
-            )
+    lines += wide(ok, metric)
     lines += unfit(grid, ok)
     single = [c for c in ok if len(c.values(metric)) == 1]
     if single:
@@ -83,6 +74,34 @@ def warnings(grid: Grid):
             f"(`-m seed=0,1,2`)."
         )
     return lines
+
+
+def wide(ok, metric):
+    """The configurations whose runs lie more than MAX_SPREAD times apart: one line each where
+    one is, one line for all where several are (a noisy machine's table would otherwise be
+    mostly warnings)."""
+    found = []
+    for c in ok:
+        values = c.values(metric)
+        if len(values) > 1 and min(values) > 0 and max(values) / min(values) > MAX_SPREAD:
+            found.append((c, min(values), max(values)))
+    if len(found) == 1:
+        ((c, low, high),) = found
+        return [
+            f"{_label(c)}: its {len(c.values(metric))} runs lie {high / low:.2f}× apart "
+            f"({number(low)} to {number(high)} {metric.unit(c.first.kind)}), beyond "
+            f"{MAX_SPREAD:g}×: a busy machine or an unsteady run; its ratios say little."
+        ]
+    if not found:
+        return []
+    found.sort(key=lambda f: -f[2] / f[1])  # the widest first
+    named = "; ".join(f"{_label(c)} {high / low:.2f}×" for c, low, high in found[:NAMED])
+    more = len(found) - NAMED
+    return [
+        f"{len(found)} of {len(ok)} configurations' runs lie more than {MAX_SPREAD:g}× apart "
+        f"(slowest to fastest), a busy machine or unsteady runs; their ratios say little: "
+        f"{named}" + (f"; and {more} more." if more > 0 else ".")
+    ]
 
 
 # the check's rules a warning line here says; the others show elsewhere (status in the cell,
