@@ -44,14 +44,18 @@ def report_blocks(path):
     return found
 
 
-def bench_report(*args, cwd=ROOT):
+def bench(*args, cwd=ROOT):
     return subprocess.run(
-        [sys.executable, "-m", "bench", "report", *map(str, args)],
+        [sys.executable, "-m", "bench", *map(str, args)],
         cwd=cwd,
         capture_output=True,
         text=True,
         timeout=300,
     )
+
+
+def bench_report(*args, cwd=ROOT):
+    return bench("report", *args, cwd=cwd)
 
 
 # 1: the generated tables ------------------------------------------------------------------
@@ -71,13 +75,7 @@ def test_the_readme_says_what_bench_check_finds_in_its_results():
     text = " ".join(README.read_text().split())
     said = re.search(r"`python -m bench check (\S+)` finds (\d+) of (\d+) configurations", text)
     assert said, "README.md does not say what `python -m bench check` finds in its results"
-    done = subprocess.run(
-        [sys.executable, "-m", "bench", "check", said.group(1)],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    done = bench("check", said.group(1))
     assert done.returncode in (0, 1), done.stderr
     found = re.search(r"^check: (\d+) of (\d+) configurations valid", done.stdout, re.M)
     assert found and found.groups() == said.groups()[1:], (said.group(0), done.stdout[-500:])

@@ -29,8 +29,8 @@ def _label(c):
     return f"{c.row}, {heading(c.task, c.column)}"
 
 
-def _names(configurations):
-    names = [_label(c) for c in configurations[:NAMED]]
+def _names(configurations, label=_label):
+    names = [label(c) for c in configurations[:NAMED]]
     more = len(configurations) - len(names)
     return "; ".join(names) + (f"; and {more} more" if more > 0 else "")
 
@@ -80,27 +80,27 @@ def wide(ok, metric):
     """The configurations whose runs lie more than MAX_SPREAD times apart: one line each where
     one is, one line for all where several are (a noisy machine's table would otherwise be
     mostly warnings)."""
-    found = []
+    found = []  # (configuration, its runs' values)
     for c in ok:
         values = c.values(metric)
         if len(values) > 1 and min(values) > 0 and max(values) / min(values) > MAX_SPREAD:
-            found.append((c, min(values), max(values)))
+            found.append((c, values))
+    if not found:
+        return []
     if len(found) == 1:
-        ((c, low, high),) = found
+        ((c, values),) = found
+        low, high = min(values), max(values)
         return [
-            f"{_label(c)}: its {len(c.values(metric))} runs lie {high / low:.2f}× apart "
+            f"{_label(c)}: its {len(values)} runs lie {high / low:.2f}× apart "
             f"({number(low)} to {number(high)} {metric.unit(c.first.kind)}), beyond "
             f"{MAX_SPREAD:g}×: a busy machine or an unsteady run; its ratios say little."
         ]
-    if not found:
-        return []
-    found.sort(key=lambda f: -f[2] / f[1])  # the widest first
-    named = "; ".join(f"{_label(c)} {high / low:.2f}×" for c, low, high in found[:NAMED])
-    more = len(found) - NAMED
+    widest = sorted(found, key=lambda f: max(f[1]) / min(f[1]), reverse=True)
+    named = _names(widest, lambda f: f"{_label(f[0])} {max(f[1]) / min(f[1]):.2f}×")
     return [
         f"{len(found)} of {len(ok)} configurations' runs lie more than {MAX_SPREAD:g}× apart "
         f"(slowest to fastest), a busy machine or unsteady runs; their ratios say little: "
-        f"{named}" + (f"; and {more} more." if more > 0 else ".")
+        f"{named}."
     ]
 
 
