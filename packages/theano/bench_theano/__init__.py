@@ -17,6 +17,7 @@ are located, not imported, until ``configure()`` has finished.
 import collections
 import collections.abc
 import glob
+import hashlib
 import importlib.util
 import os
 import sys
@@ -66,7 +67,32 @@ def blas_ldflags():
             "own BLAS (e.g. -lopenblas)"
         )
     directory, name = found
-    return "-L%s -l%s" % (directory, name)
+    linked = stable_blas_dir(directory, name)
+    return "-L%s -l%s" % (linked, name)
+
+
+def stable_blas_dir(directory, name):
+    """A directory at a fixed place in the compile cache holding lib<name>.so as a link to this
+    environment's scipy OpenBLAS (renewed on every call: the same file in every environment
+    with these pins). Theano keys each compiled module by its link flags, -L and rpath
+    included, so linking through this place rather than through the environment's own path
+    lets a rebuilt or second environment with the same pins reuse the modules."""
+    linked = os.path.join(compile_dir(), "blas", name)
+    target = os.path.join(directory, "lib%s.so" % name)
+    path = os.path.join(linked, "lib%s.so" % name)
+    try:
+        os.makedirs(linked, exist_ok=True)
+        if os.path.realpath(path) != os.path.realpath(target):
+            fresh = "%s.%d" % (path, os.getpid())
+            os.symlink(target, fresh)
+            os.replace(fresh, path)  # atomic: another process never sees it missing
+    except OSError as error:
+        raise RuntimeError(
+            "Theano's compile cache %s cannot hold the link to scipy's OpenBLAS (%s): make it "
+            "writable, or set THEANO_FLAGS=base_compiledir=<a writable directory>"
+            % (compile_dir(), error)
+        ) from error
+    return linked
 
 
 # -- shim (b): the pure-Python scan ---------------------------------------------------------
@@ -92,10 +118,36 @@ def restore_collections_aliases():
 
 # -- THEANO_FLAGS ---------------------------------------------------------------------------
 def compile_dir():
-    """base_compiledir inside the environment (sys.prefix), shared by every worker process and
-    run: Theano caches each compiled C module there, so only the first run compiles them
-    (Theano's default, ~/.theano, would be shared between environments with other pins)."""
-    return os.path.join(sys.prefix, "var", "theano")
+    """base_compiledir: under Theano's own default place (~/.theano), one directory per set of
+    pins (Python, and the Theano, numpy and scipy installed), shared by every worker, run and
+    environment with those pins: Theano caches each compiled C module there, so only the
+    first run compiles them, and a rebuilt environment (a fresh checkout, `nox` without -R)
+    does not compile them again (minutes of g++). Theano's default directory alone would be
+    shared between environments with other pins. A base_compiledir in the user's
+    THEANO_FLAGS wins."""
+    user = dict(parse_flags(os.environ.get("THEANO_FLAGS", ""))).get("base_compiledir")
+    if user:
+        return os.path.expanduser(user)
+    return os.path.join(os.path.expanduser("~"), ".theano", "rosetta-bench-" + pins_key())
+
+
+def pins_key():
+    """What the compiled modules depend on besides their code: the Python version and the
+    installed distributions of Theano, numpy and scipy (their dist-info names, read without
+    importing them), as a short hash."""
+    spec = importlib.util.find_spec("numpy")
+    site = os.path.dirname(os.path.dirname(os.path.abspath(spec.origin))) if spec else ""
+    names = sorted(
+        os.path.basename(path)
+        for pattern in ("[Tt]heano-*", "numpy-*", "scipy-*")
+        for path in glob.glob(os.path.join(site, pattern + ".*-info"))
+    )
+    text = "%s|%s" % (sys.version.split()[0], "|".join(names))
+    return "py%d.%d-%s" % (
+        sys.version_info[0],
+        sys.version_info[1],
+        hashlib.sha1(text.encode("utf-8")).hexdigest()[:12],
+    )
 
 
 def parse_flags(text):

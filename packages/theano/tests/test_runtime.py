@@ -26,6 +26,7 @@ print(json.dumps({
     "applied": applied,
     "floatX": theano.config.floatX, "openmp": theano.config.openmp,
     "compiledir": theano.config.compiledir, "prefix": sys.prefix,
+    "base_compiledir": theano.config.base_compiledir, "pins_key": bench_theano.pins_key(),
     "blas_libs": blas.ldflags(), "blas_dirs": blas.ldflags(libs=False, libs_dir=True),
     "scan_ext": repr(sys.modules.get("theano.scan_module.scan_perform_ext", "absent")),
     "mapping": collections.Mapping is collections.abc.Mapping,
@@ -54,24 +55,38 @@ def test_shims_and_flags_in_a_fresh_interpreter():
     # (a) Theano links scipy's LP64 OpenBLAS, not numpy's ILP64 one
     assert len(seen["blas_libs"]) == 1 and seen["blas_libs"][0].startswith("openblas")
     assert "openblas64" not in seen["blas_libs"][0]
-    assert seen["blas_dirs"][0].endswith("scipy.libs")
+    # linked through a fixed place in the compile cache (Theano keys its modules by the link
+    # flags), which leads to this environment's scipy OpenBLAS
+    (blas_dir,) = seen["blas_dirs"]
+    assert blas_dir.startswith(seen["base_compiledir"] + os.sep)
+    library = os.path.realpath(os.path.join(blas_dir, "lib%s.so" % seen["blas_libs"][0]))
+    assert library.startswith(seen["prefix"] + os.sep)
+    assert os.path.basename(os.path.dirname(library)) == "scipy.libs"
     # (b) the Cython scan is refused and Theano's pure-Python loop computes the scan
     assert seen["scan_ext"] == "None"
     assert seen["cumsum"] == [1.0, 3.0, 6.0, 10.0]
     # (c) collections' removed ABC aliases are back
     assert seen["mapping"] is True
-    # the compile cache lives in the environment, shared by its workers
-    assert seen["compiledir"].startswith(os.path.join(seen["prefix"], "var", "theano"))
+    # the compile cache is Theano's default place, one directory per set of pins, shared by
+    # every worker and every environment with these pins
+    home = os.path.join(os.path.expanduser("~"), ".theano")
+    assert seen["base_compiledir"] == os.path.join(home, "rosetta-bench-" + seen["pins_key"])
+    assert seen["compiledir"].startswith(seen["base_compiledir"] + os.sep)
 
 
-def test_the_users_theano_flags_win_and_are_reported():
-    seen = probe("floatX=float64,openmp=False")
+def test_the_users_theano_flags_win_and_are_reported(tmp_path):
+    user = "floatX=float64,openmp=False,base_compiledir=%s" % tmp_path
+    seen = probe(user)
     assert seen["floatX"] == "float64" and seen["openmp"] is False
     flags = seen["applied"]["theano_flags"]
     assert flags["floatX"] == {"value": "float64", "from": "user"}
     assert flags["openmp"] == {"value": "False", "from": "user"}
+    assert flags["base_compiledir"] == {"value": str(tmp_path), "from": "user"}
     assert flags["device"] == {"value": "cpu", "from": "bench"}
-    assert seen["applied"]["user_theano_flags"] == "floatX=float64,openmp=False"
+    assert seen["applied"]["user_theano_flags"] == user
+    # the user's compile directory holds the modules and the link to scipy's OpenBLAS
+    assert seen["compiledir"].startswith(str(tmp_path) + os.sep)
+    assert seen["blas_dirs"][0].startswith(str(tmp_path) + os.sep)
 
 
 def test_compose_flags_merges_under_the_user():
