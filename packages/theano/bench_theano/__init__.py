@@ -56,8 +56,9 @@ def scipy_openblas():
     return os.path.dirname(path), name[len("lib") : -len(".so")]
 
 
-def blas_ldflags():
-    """blas.ldflags for scipy's OpenBLAS (-L also becomes an rpath in Theano's modules)."""
+def blas_ldflags(cache_dir):
+    """blas.ldflags for scipy's OpenBLAS, linked through `cache_dir` (the base_compiledir in
+    force; -L also becomes an rpath in Theano's modules)."""
     found = scipy_openblas()
     if found is None:
         raise RuntimeError(
@@ -67,17 +68,17 @@ def blas_ldflags():
             "own BLAS (e.g. -lopenblas)"
         )
     directory, name = found
-    linked = stable_blas_dir(directory, name)
+    linked = stable_blas_dir(directory, name, cache_dir)
     return "-L%s -l%s" % (linked, name)
 
 
-def stable_blas_dir(directory, name):
-    """A directory at a fixed place in the compile cache holding lib<name>.so as a link to this
-    environment's scipy OpenBLAS (renewed on every call: the same file in every environment
-    with these pins). Theano keys each compiled module by its link flags, -L and rpath
+def stable_blas_dir(directory, name, cache_dir):
+    """A directory at a fixed place in the compile cache `cache_dir` holding lib<name>.so as a
+    link to this environment's scipy OpenBLAS (renewed on every call: the same file in every
+    environment with these pins). Theano keys each compiled module by its link flags, -L and rpath
     included, so linking through this place rather than through the environment's own path
     lets a rebuilt or second environment with the same pins reuse the modules."""
-    linked = os.path.join(compile_dir(), "blas", name)
+    linked = os.path.join(cache_dir, "blas", name)
     target = os.path.join(directory, "lib%s.so" % name)
     path = os.path.join(linked, "lib%s.so" % name)
     try:
@@ -90,7 +91,7 @@ def stable_blas_dir(directory, name):
         raise RuntimeError(
             "Theano's compile cache %s cannot hold the link to scipy's OpenBLAS (%s): make it "
             "writable, or set THEANO_FLAGS=base_compiledir=<a writable directory>"
-            % (compile_dir(), error)
+            % (cache_dir, error)
         ) from error
     return linked
 
@@ -124,10 +125,7 @@ def compile_dir():
     first run compiles them, and a rebuilt environment (a fresh checkout, `nox` without -R)
     does not compile them again (minutes of g++). Theano's default directory alone would be
     shared between environments with other pins. A base_compiledir in the user's
-    THEANO_FLAGS wins."""
-    user = dict(parse_flags(os.environ.get("THEANO_FLAGS", ""))).get("base_compiledir")
-    if user:
-        return os.path.expanduser(user)
+    THEANO_FLAGS wins (configure)."""
     return os.path.join(os.path.expanduser("~"), ".theano", "rosetta-bench-" + pins_key())
 
 
@@ -186,10 +184,14 @@ def configure(openmp=None):
         )
     restored = restore_collections_aliases()
     use_python_scan()
-    ours = list(BENCH_FLAGS) + [("base_compiledir", compile_dir())]
+    cache_dir = compile_dir()
+    ours = list(BENCH_FLAGS) + [("base_compiledir", cache_dir)]
     user = os.environ.get("THEANO_FLAGS", "")
-    if "blas.ldflags" not in dict(parse_flags(user)):  # a user's BLAS: scipy's is not needed
-        ours.append(("blas.ldflags", blas_ldflags()))
+    users = dict(parse_flags(user))
+    if "blas.ldflags" not in users:  # a user's BLAS: scipy's is not needed
+        # linked through the base_compiledir in force: the user's where they set one
+        in_force = os.path.expanduser(users.get("base_compiledir") or cache_dir)
+        ours.append(("blas.ldflags", blas_ldflags(in_force)))
     if openmp is not None:
         ours.append(("openmp", "True" if openmp else "False"))
     text, flags = compose_flags(user, ours)

@@ -109,10 +109,10 @@ def test_configure_refuses_to_come_after_theano():
 
 
 @pytest.mark.parametrize("missing", [True, False])
-def test_scipy_openblas_is_found_or_the_error_says_what_to_do(monkeypatch, missing):
+def test_scipy_openblas_is_found_or_the_error_says_what_to_do(monkeypatch, missing, tmp_path):
     if missing:
         monkeypatch.setattr(bench_theano, "scipy_openblas", lambda: None)
         with pytest.raises(RuntimeError, match="pip install scipy"):
-            bench_theano.blas_ldflags()
+            bench_theano.blas_ldflags(str(tmp_path))
     else:
-        assert bench_theano.blas_ldflags().startswith("-L")
+        assert bench_theano.blas_ldflags(str(tmp_path)).startswith("-L")
