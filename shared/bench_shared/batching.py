@@ -21,10 +21,12 @@ def num_complete_batches(num_examples, batch_size):
 class TrainBatches(object):
     """Iterates (x, y) numpy batches of one epoch and stamps the host clock at every hand-over.
 
-    The framework's training loop consumes it like any iterable. `stamps[i]` is the time the
-    loop asked for batch i (host clock, no device sync: asynchronous engines may still be
-    working). With `sync_after_first` the device is synchronised once after the first step, so
-    `first_step_seconds` is a true device time (it absorbs compilation and autotuning).
+    The framework's training loop consumes it like any iterable, or, where its input pipeline
+    gathers the batches itself (index_matrix), stamps the clock with stamp(i) and close().
+    `stamps[i]` is the time the loop asked for batch i (host clock, no device sync:
+    asynchronous engines may still be working). With `sync_after_first` the device is
+    synchronised once after the first step, so `first_step_seconds` is a true device time (it
+    absorbs compilation and autotuning).
 
     Data-parallel (`shard=(rank, world_size)`): the epoch's permutation is cut into global
     batches of world_size x batch_size, and each rank takes its slice of each, so N devices see
@@ -49,20 +51,36 @@ class TrainBatches(object):
     def __len__(self):
         return self.num_batches
 
+    def indices(self, i):
+        """This rank's example indices of batch i."""
+        start = (i * self.world_size + self.rank) * self.batch_size
+        return self.order[start : start + self.batch_size]
+
+    def index_matrix(self):
+        """The epoch's batches as rows of example indices (num_batches x batch_size), for an
+        input pipeline that gathers each batch itself and stamps the clock (stamp, close)."""
+        return np.stack([self.indices(i) for i in range(self.num_batches)])
+
+    def stamp(self, i):
+        """The loop asks for batch i: the clock (and the single sync after the first step)."""
+        if i == 1 and self.sync is not None:
+            self.sync()
+            self.first_step_end = time.perf_counter()
+        self.stamps.append(time.perf_counter())
+        if self.on_batch is not None:
+            self.on_batch(i)
+
+    def close(self):
+        """The epoch's last step is done: the last stamp."""
+        self.stamps.append(time.perf_counter())
+
     def __iter__(self):
-        bs = self.batch_size
         for i in range(self.num_batches):
-            if i == 1 and self.sync is not None:
-                self.sync()
-                self.first_step_end = time.perf_counter()
-            self.stamps.append(time.perf_counter())
-            if self.on_batch is not None:
-                self.on_batch(i)
-            start = (i * self.world_size + self.rank) * bs
-            idx = self.order[start : start + bs]
+            self.stamp(i)
+            idx = self.indices(i)
             x = self.x[idx]
             yield (self.transform(x) if self.transform else x), self.y[idx]
-        self.stamps.append(time.perf_counter())
+        self.close()
 
 
 def eval_batches(x, batch_size, transform=None):

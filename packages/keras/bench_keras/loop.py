@@ -59,10 +59,10 @@ def train_epoch(model, batches):
 def train(model, epochs):
     """Every epoch in one model.fit, Keras' own idiom (the 2018 scripts ran one fit): fit reads
     the epochs' batches one after another in the shared order (epochs_input), and a callback
-    brackets each epoch for the runtime, which times, records and evaluates it
-    (EpochClock, bench_shared.worker.Epochs). The first epoch's window opens before fit, as
-    one fit per epoch would open it: it holds fit's set-up, in which Keras' generator adapter
-    reads the first batches."""
+    brackets (and, where tf.data gathers the batches, stamps) each epoch for the runtime,
+    which times, records and evaluates it (EpochClock, bench_shared.worker.Epochs). The first
+    epoch's window opens before fit, as one fit per epoch would open it: it holds fit's
+    set-up, in which Keras' input adapter reads the first batches."""
     given = []
     epochs.begin(0)
     model.fit(
@@ -78,23 +78,29 @@ def train(model, epochs):
 class EpochClock(keras.callbacks.Callback):
     """One fit's epochs bracketed for the runtime: begin(k) as Keras starts epoch k (the first
     is begun before fit), end(k, the epoch's mean loss) when its last step is done, and fit
-    stopped where end() says so (the quality target). Each epoch must have run all its steps
-    on all its batches, read once: otherwise the epochs would be shifted against the shared
-    order, and the run fails."""
+    stopped where end() says so (the quality target); where tf.data gathers the batches
+    (gathers), each batch stamped on the runtime's clock as the step that reads it begins.
+    Each epoch must have run all its steps on all its batches, read once: otherwise the epochs
+    would be shifted against the shared order, and the run fails."""
 
     def __init__(self, epochs, given):
         super().__init__()
-        self.epochs, self.given, self.ran = epochs, given, 0
+        self.epochs, self.given, self.ran, self.batches = epochs, given, 0, None
 
     def on_epoch_begin(self, epoch, logs=None):
         self.ran = 0
         if epoch > 0:
             self.epochs.begin(epoch)
+        self.batches = self.epochs.batches_of(epoch) if gathers(self.model, self.epochs) else None
 
     def on_train_batch_begin(self, batch, logs=None):  # not a batch end: no sync, no thread
+        if self.batches is not None:
+            self.batches.stamp(batch)
         self.ran += 1
 
     def on_epoch_end(self, epoch, logs=None):
+        if self.batches is not None:
+            self.batches.close()
         self.model.stop_training = self.epochs.end(epoch, logs["loss"])
         steps = len(self.epochs.batches_of(epoch))
         if self.ran != steps or self.given[epoch] != steps:
@@ -114,10 +120,34 @@ def _every_epoch(epochs, given):
             yield batch
 
 
+def gathers(model, epochs):
+    """Whether fit's input gathers each batch inside tf.data from the training set held as
+    tensors (bench_tensorflow.pipeline.gathered): on TensorFlow, one device, plain rows (no
+    per-batch transform). Elsewhere the batches come from TrainBatches, which stamps them."""
+    return (
+        keras.backend.backend() == "tensorflow"
+        and backend_strategy() is None
+        and epochs.batches_of(0).transform is None
+    )
+
+
 def epochs_input(model, epochs, given):
-    """What one fit over every epoch reads: fit_input's over the epochs' batches one after
-    another (given[k]: how many of epoch k's it read). The R rows use it too."""
-    return fit_input(model, epochs.batches_of(0), source=lambda: _every_epoch(epochs, given))
+    """What one fit over every epoch reads: the epochs' batches one after another in the shared
+    order (given[k]: how many of epoch k's it read), gathered inside tf.data where gathers()
+    says so, else fit_input's over them. The R rows use it too."""
+    first = epochs.batches_of(0)
+    if gathers(model, epochs):
+        import tensorflow as tf
+
+        from bench_tensorflow import pipeline
+
+        # every epoch's index rows made here, on this thread (Epochs is not shared with
+        # tf.data's): a few bytes an example an epoch
+        matrices = [epochs.batches_of(k).index_matrix() for k in range(len(epochs))]
+        given.extend(len(rows) for rows in matrices)
+        rows = tf.data.Dataset.from_tensor_slices(np.concatenate(matrices))
+        return pipeline.gathered(first.x, first.y, rows, x_dtype=model.inputs[0].dtype)
+    return fit_input(model, first, source=lambda: _every_epoch(epochs, given))
 
 
 def fit_input(model, batches, taken=None, source=None):

@@ -7,6 +7,7 @@ quality target. In process, through the worker's own execute(), on this session'
 import importlib
 import types
 
+import keras
 import numpy as np
 from conftest import make_run
 
@@ -94,10 +95,13 @@ def test_one_fit_trains_every_epoch_as_the_epoch_by_epoch_path(tmp_path, monkeyp
         ]
         assert result["timings"]["evaluation"] > 0 and result["timings"]["first_step"] > 0
         # a stamp per batch handed over (and one at an epoch's end where the input was read
-        # past it: TensorFlow's prefetching pipeline)
+        # past it: TensorFlow's prefetching pipeline, or where the clock stamps the steps
+        # itself: the batches gathered inside tf.data, on TensorFlow)
         stamps[one_fit] = [len(b) for b in result["batch_seconds"]]
         losses[one_fit] = result["losses"]
-    assert stamps[True] == stamps[False] and set(stamps[True]) <= {steps - 1, steps}
+    assert set(stamps[True]) | set(stamps[False]) <= {steps - 1, steps}
+    if keras.backend.backend() == "tensorflow":
+        assert stamps[True] == [steps] * 3
     # the same weights and batches in the same order: the same losses
     np.testing.assert_allclose(losses[True], losses[False], rtol=1e-4)
 

@@ -91,3 +91,27 @@ def test_gpu_without_a_gpu_is_unsupported():
     run = make_run("task=cnn", "device=gpu")
     with pytest.raises(NotImplementedError, match="sees no GPU"):
         bench_tensorflow.setup(run)
+
+
+@pytest.mark.parametrize("shard", [(0, 1), (1, 2)])
+def test_the_native_pipeline_gathers_the_shared_order_and_stamps_each_batch(shard):
+    """native_pipeline gathers each batch inside tf.data (bench_tensorflow.pipeline.gathered):
+    the same batches as TrainBatches hands over, in order, this rank's share of each, and the
+    runtime's clock stamped as the loop asks for each (the sync once, after the first)."""
+    from bench_shared import batching
+    from bench_tensorflow import loop
+
+    rng = np.random.RandomState(0)
+    x, y = rng.rand(40, 3, 2).astype("float32"), np.arange(40, dtype="int64")
+    calls = []
+    batches = batching.TrainBatches(
+        x, y, 4, 7, 2, sync=lambda: calls.append("sync"), on_batch=calls.append, shard=shard
+    )
+    read = [(bx.numpy(), by.numpy()) for bx, by in loop._pipeline(batches)]
+    expected = list(batching.TrainBatches(x, y, 4, 7, 2, shard=shard))
+    assert len(read) == len(expected) == 40 // (4 * shard[1])
+    for (bx, by), (ex, ey) in zip(read, expected):
+        np.testing.assert_array_equal(bx, ex)
+        np.testing.assert_array_equal(by, ey)
+    assert calls == [0, "sync"] + list(range(1, len(read)))
+    assert len(batches.stamps) == len(read) + 1 and batches.stamps == sorted(batches.stamps)
