@@ -23,26 +23,26 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 
-# Minutes each session took in one two-lane .ci/run (2-core AMD EPYC, environments built from
-# nothing): only the order they start in, longest first, comes from these; a session not named
-# here counts as 5.
+# Minutes each session took in one two-lane .ci/run from a fresh clone (2-core AMD EPYC Zen 3,
+# 2026-12-07: 51 min in all, the two lanes within a minute of each other): only the order they
+# start in, longest first, comes from these; a session not named here counts as 5.
 MINUTES = {
-    "tensorflow": 24,
-    "core": 21,
-    "theano": 16,
-    "torch": 12,
-    "mxnet": 12,
-    "cntk": 7,
-    "keras_jax": 6,
-    "r": 6,
-    "cntk_e2e": 6,
-    "chainer": 5,
-    "flax": 5,
-    "paddle": 5,
-    "keras_torch": 5,
+    "core": 27,
+    "tensorflow": 10,
+    "torch": 10,
+    "mxnet": 7,
+    "keras_torch": 7,
+    "cntk": 5,
+    "keras_jax": 5,
+    "theano": 4,
+    "r": 4,
+    "cntk_e2e": 4,
+    "chainer": 4,
+    "flax": 4,
+    "paddle": 3,
     "slurm": 3,
-    "onnxruntime": 3,
-    "chainer_ideep": 2,
+    "onnxruntime": 2,
+    "chainer_ideep": 1,
     "lint": 0,
 }
 

@@ -1,5 +1,5 @@
 """A bundle fit to rank, made once per test module by real runs of the numpy stand-in: the
-fake CNN, three seeds, from a clean git checkout and a lock-built environment, epochs
+fake CNN, three seeds, from a clean git checkout and a lock-built environment, two epochs
 dominated by a sleep (8 batches of 100 ms) so that the repeats stay close on a busy machine
 (the check is given a spread limit a loaded machine keeps: SPREAD)."""
 
@@ -18,6 +18,7 @@ RUN = [
     "task=cnn",
     "preset=smoke",
     "preset.train_examples=512",
+    "preset.epochs=2",  # the steady state: the second epoch
     "framework.options.delay_ms=100",
 ]
 SPREAD = ("--max-spread", "1.0")  # RUN's repeats: the fastest at most twice the slowest

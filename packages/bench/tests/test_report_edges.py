@@ -202,9 +202,15 @@ def test_a_flagged_configuration_names_the_packages_that_differ(run_bench, bench
     numpy step takes milliseconds): flagged slower, and the report names what differs between
     the two sides' recorded environments: the baseline's results are edited to record another
     numpy and a package since removed, as results from before an upgrade would."""
+    sized = ["preset.train_examples=512", "preset.epochs=2"]  # 8 batches an epoch
     for sweep, extra in (("old", "0"), ("new", "200")):
         run = run_bench(
-            "-m", *CNN, "seed=0,1", f"sweep={sweep}", env=dict(bench_env, FAKE_EXTRA_DELAY_MS=extra)
+            "-m",
+            *CNN,
+            *sized,
+            "seed=0,1",
+            f"sweep={sweep}",
+            env=dict(bench_env, FAKE_EXTRA_DELAY_MS=extra),
         )
         assert run.returncode == 0, run.output
     sweeps = tmp_path / "results" / "sweeps"

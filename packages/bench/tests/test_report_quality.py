@@ -194,8 +194,16 @@ def test_an_option_is_compared_with_its_default_and_the_slower_setting_reads_slo
     run_bench, tmp_path
 ):
     """delay_ms=60 against its default (0.0, from the framework's config): 60 ms of sleep in
-    each of 32 batches an epoch makes it several times slower on any machine."""
-    sweep = run_bench("-m", *FAST, "seed=0,1", "framework.options.delay_ms=0,60", "sweep=option")
+    each of 8 batches an epoch makes it several times slower on any machine."""
+    sweep = run_bench(
+        "-m",
+        *FAST,
+        "preset.train_examples=512",
+        "preset.epochs=2",
+        "seed=0,1",
+        "framework.options.delay_ms=0,60",
+        "sweep=option",
+    )
     assert sweep.returncode == 0, sweep.output
     _, text, data = report(
         run_bench,

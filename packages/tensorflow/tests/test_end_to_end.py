@@ -9,6 +9,7 @@ def test_native_pipeline(run_bench):
         "task=cnn",
         "preset=smoke",
         "preset.epochs=1",
+        "preset.train_examples=512",
         "framework.options.native_pipeline=true",
     )
     assert code == 0, output
