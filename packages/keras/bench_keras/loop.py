@@ -91,7 +91,7 @@ class EpochClock(keras.callbacks.Callback):
         self.ran = 0
         if epoch > 0:
             self.epochs.begin(epoch)
-        self.batches = self.epochs.batches_of(epoch) if gathers(self.model, self.epochs) else None
+        self.batches = self.epochs.batches_of(epoch) if gathers(self.epochs) else None
 
     def on_train_batch_begin(self, batch, logs=None):  # not a batch end: no sync, no thread
         if self.batches is not None:
@@ -120,7 +120,7 @@ def _every_epoch(epochs, given):
             yield batch
 
 
-def gathers(model, epochs):
+def gathers(epochs):
     """Whether fit's input gathers each batch inside tf.data from the training set held as
     tensors (bench_tensorflow.pipeline.gathered): on TensorFlow, one device, plain rows (no
     per-batch transform). Elsewhere the batches come from TrainBatches, which stamps them."""
@@ -136,7 +136,7 @@ def epochs_input(model, epochs, given):
     order (given[k]: how many of epoch k's it read), gathered inside tf.data where gathers()
     says so, else fit_input's over them. The R rows use it too."""
     first = epochs.batches_of(0)
-    if gathers(model, epochs):
+    if gathers(epochs):
         import tensorflow as tf
 
         from bench_tensorflow import pipeline

@@ -20,7 +20,7 @@ per-batch transform in NumPy (densenet's crops) still needs the generator.
 import numpy as np
 import tensorflow as tf
 
-_resident = {}  # id(array) -> (array, its tensor): made once per training set
+_resident = {}  # (id(array), dtype) -> (array, its tensor): made once per training set
 
 
 def _no_autotuning():
@@ -41,11 +41,12 @@ def from_generator(generator, signature, prefetch=1):
 
 def resident(array, dtype=None):
     """`array` (cast to `dtype`) as a tensor in host memory, made once per array."""
-    held = _resident.get(id(array))
+    key = (id(array), str(dtype))
+    held = _resident.get(key)
     if held is None or held[0] is not array:
         with tf.device("/CPU:0"):
             tensor = tf.constant(np.asarray(array, dtype))
-        held = _resident[id(array)] = (array, tensor)
+        held = _resident[key] = (array, tensor)
     return held[1]
 
 
