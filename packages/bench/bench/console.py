@@ -7,6 +7,7 @@ import argparse
 import functools
 import math
 import os
+import re
 import sys
 import time
 
@@ -14,6 +15,29 @@ from tqdm import tqdm
 
 LOG_INTERVAL_S = 15.0  # one line per phase at most this often when output is not a terminal
 MIN_COLUMNS = 20  # narrower than this, a terminal gets the plain lines
+
+
+# what a terminal acts on rather than shows: C0 and C1 controls (escape sequences, carriage
+# returns, backspaces), DEL, and the bidirectional overrides that reorder what is shown
+CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def escape(text: str) -> str:
+    """text with every control character written out (`\\x1b`, `\\n`, `\\u202e`), as a JSON
+    string would hold it: a string read from a result file can neither move the cursor, erase
+    a line nor reorder what a terminal shows."""
+    return CONTROL.sub(lambda m: ascii(m.group())[1:-1], text)
+
+
+def escaped(value):
+    """Every string in a JSON-like value (keys too) escaped (`escape`)."""
+    if isinstance(value, str):
+        return escape(value)
+    if isinstance(value, dict):
+        return {escaped(k): escaped(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [escaped(v) for v in value]
+    return value
 
 
 def text_table(header, rows):

@@ -35,7 +35,7 @@ def test_a_run_slowed_on_purpose_is_slower(fit_bundle, tmp_path):
         "reproduce",
         *fit_bundle.results,
         "--repeats",
-        "1",
+        "2",
         *CHANGE,
         "--out",
         tmp_path / "again",
@@ -81,3 +81,72 @@ def test_a_result_that_is_not_ok_or_not_one_configuration_is_refused(fit_bundle,
     assert done.returncode == 2 and "only ok results can be reproduced" in done.stderr
     done = fit_bundle.bench("reproduce", fit_bundle.results[0], failed)
     assert done.returncode == 2 and "is another configuration than" in done.stderr
+
+
+def test_a_path_that_does_not_exist_is_one_line(fit_bundle, tmp_path):
+    done = fit_bundle.bench("reproduce", tmp_path / "nowhere" / "result.json")
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert done.stderr.strip() == (
+        f"reproduce: {tmp_path / 'nowhere' / 'result.json'}: no such file or directory"
+    )
+
+
+def test_one_run_each_is_not_judged(fit_bundle, tmp_path):
+    """The report's rule: two runs on each side at least (--min-runs), asked before any run."""
+    done = fit_bundle.bench("reproduce", *fit_bundle.results, "--repeats", "1", "--anyway")
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "--repeats 1: the rule judges only with 2 runs or more on each side" in done.stderr
+    alone = tmp_path / "alone" / "seed0" / "result.json"
+    alone.parent.mkdir(parents=True)
+    alone.write_bytes(fit_bundle.results[0].read_bytes())
+    done = fit_bundle.bench("reproduce", alone, "--anyway")
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "1 original run of this configuration (none beside it in" in done.stderr
+
+
+def test_one_file_of_a_bundle_is_judged_against_every_run_beside_it(fit_bundle, tmp_path):
+    done = fit_bundle.bench(
+        "reproduce", fit_bundle.results[0], "--repeats", "2", *CHANGE, "--out", tmp_path / "a"
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "2 runs now against 3" in done.stdout
+
+
+def test_another_host_is_refused_and_never_judged(fit_bundle, tmp_path):
+    """A result made on a CPU with other kernel-picking flags: refused naming them; with
+    --anyway, a comparison of two hosts, not a verdict on this installation."""
+    bundle = tmp_path / "zen4"
+    for i, path in enumerate(fit_bundle.results):
+        result = json.loads(path.read_text())
+        result["host"]["cpu_flags"] = sorted(
+            {*result["host"]["cpu_flags"], "avx512_bf16", "avx512f"} - {"amx_tile"}
+        )
+        result["host"]["cpu"] = "AMD EPYC 9R14"
+        (bundle / f"seed{i}").mkdir(parents=True)
+        (bundle / f"seed{i}" / "result.json").write_text(json.dumps(result))
+    first = bundle / "seed0" / "result.json"
+    done = fit_bundle.bench("reproduce", first, "--out", tmp_path / "x")
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "reproduce: host: CPU " in done.stderr and "(recorded AMD EPYC 9R14)" in done.stderr
+    assert "reproduce: host: CPU flags -avx512_bf16" in done.stderr or (
+        "avx512_bf16" in done.stderr
+    ), done.stderr
+    done = fit_bundle.bench(
+        "reproduce", first, "--anyway", "--repeats", "2", "--out", tmp_path / "y"
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    line = [x for x in done.stdout.splitlines() if x.startswith("reproduce: fake cnn")][0]
+    assert ": another host (" in line and "not judged" in line, line
+    assert "same within noise" not in line and "slower" not in line.split("not judged")[0]
+
+
+def test_a_commit_this_repository_does_not_have(fit_bundle, tmp_path):
+    result = json.loads(fit_bundle.results[0].read_text())
+    result["host"]["git_commit"] = "0123456789abcdef0123456789abcdef01234567"
+    path = tmp_path / "b" / "seed0" / "result.json"
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps(result))
+    done = fit_bundle.bench("reproduce", path, *fit_bundle.results[1:], "--out", tmp_path / "x")
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "which this repository does not have" in done.stderr
+    assert "git checkout 0123456789" not in done.stderr

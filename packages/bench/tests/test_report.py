@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from matplotlib.container import BarContainer
 from mdtable import parse_table
-from result_files import P100, make_result
+from result_files import P100, make_result, with_throughput
 
 from bench.report import baseline, charts, command, reference_2018
 from bench.report.collection import Grid, collect
@@ -301,7 +301,7 @@ def test_scaling_section_pairs_each_n_device_configuration_with_its_one_device_t
         )
         r["config"]["devices"] = devices
         r["config"]["task"]["batch_size"] = batch
-        r["stats"]["examples_per_second"] = examples_per_second
+        with_throughput(r, examples_per_second)
         (tmp_path / f"job{i}").mkdir()
         (tmp_path / f"job{i}" / "result.json").write_text(json.dumps(r))
     out = tmp_path / "report"

@@ -25,7 +25,7 @@ from typing import Optional
 
 from bench_shared import spec
 
-from ..run import record
+from ..run import record, results
 from .metrics import Metric, Summary, headline
 
 TASKS = tuple(spec.TASKS)  # SPEC.md's order, DeepLearningFrameworks' column order
@@ -81,8 +81,6 @@ PLACED = (
 # report's tables unless asked for (`report --status all`)
 REFUSED = ("unsupported", "not_installed")
 RAN = ("ok", "failed", "invalid")  # what a report shows by default (and `interrupted` if asked)
-# an RFC 3339 date-time, as result.schema.json's `format: date-time` means it
-DATE_TIME = re.compile(r"^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$")
 
 
 def matches(key, prefixes):
@@ -164,32 +162,9 @@ class Result:
             hostname=host.get("hostname") or "",
             identity=identity,
             accuracy=result.get("accuracy"),
-            date=_checked_dates(result) or _modified(path),
+            date=result.get("finished") or _modified(path),
             commit=host.get("git_commit") or "",
         )
-
-
-def _checked_dates(result):
-    """The result's `finished` (ISO 8601), after checking it and `started` as the schema's
-    date-time format; ValueError in record.problem's words for one that is not (a history is
-    ordered by it: a date in another format would sort wrong)."""
-    for key in ("started", "finished"):
-        value = result.get(key)
-        if value is None:
-            continue
-        try:
-            valid = bool(DATE_TIME.match(value)) and bool(
-                datetime.datetime.fromisoformat(value.replace("Z", "+00:00").replace("z", "+00:00"))
-            )
-        except (TypeError, ValueError):
-            valid = False
-        if not valid:
-            shown = json.dumps(value, default=str)
-            raise ValueError(
-                f'{key}: {shown[:60]} is not valid (format: "date-time", e.g. '
-                f"2026-12-02T10:00:00+00:00)"
-            )
-    return result.get("finished")
 
 
 def _modified(path):
@@ -203,27 +178,16 @@ def _modified(path):
     )
 
 
-def result_files(paths):
-    """Every result.json under the given directories, plus the files given."""
-    for path in map(Path, paths):
-        if path.is_dir():  # a directory itself named result.json is searched, not read
-            yield from sorted(p for p in path.rglob("result.json") if p.is_file())
-        elif path.is_file():
-            yield path
-        else:
-            raise FileNotFoundError(f"{path}: no such file or directory")
-
-
-def read(paths):
-    """The runs of every result file found, whatever their status; unreadable files are
-    reported (one bounded line each) and left out."""
-    runs = []
-    for path in result_files(paths):
-        try:
-            runs.append(Result.from_result(path, record.load(path)))
-        except (OSError, ValueError) as exc:  # one bounded line: the file and the field
-            print(f"report: skipping {path}: {str(exc)[:200]}", file=sys.stderr)
-    return runs
+def read(paths, command="report"):
+    """(the runs of every result file found, whatever their status, each file once; the
+    Reading: what was left out and why). Files no command may use (bench.run.results) and
+    duplicates are said in one bounded line each, on stderr, and left out."""
+    reading = results.read(paths)
+    for path, exc in reading.unreadable:
+        print(f"{command}: skipping {path}: {exc}", file=sys.stderr)
+    if reading.duplicates:
+        print(f"{command}: {reading.duplicates_text()}", file=sys.stderr)
+    return [Result.from_result(path, result) for path, result in reading.results], reading
 
 
 def wanted_statuses(interrupted=False, every=False):
@@ -241,13 +205,19 @@ def select(runs, statuses):
 
 def left_out_text(left_out) -> str:
     """`1 interrupted run (--interrupted includes it), 2 refused (1 unsupported, 1
-    not_installed; --status all includes them)`, or ""."""
+    not_installed; --status all includes them)`, the inference runs a training metric leaves
+    out; or ""."""
     parts = []
     if left_out.get("interrupted"):
         n = left_out["interrupted"]
         parts.append(
             f"{n} interrupted run{'s' if n > 1 else ''} (--interrupted includes "
             f"{'them' if n > 1 else 'it'})"
+        )
+    if left_out.get("inference"):
+        n = left_out["inference"]
+        parts.append(
+            f"{n} inference run{'s' if n > 1 else ''} (--metric time_to_target ranks training runs)"
         )
     refused = {s: left_out[s] for s in REFUSED if left_out.get(s)}
     if refused:
@@ -260,9 +230,9 @@ def left_out_text(left_out) -> str:
 
 def collect(paths, interrupted=False, every=False):
     """The runs of every result file found that a report shows (RAN; runs a signal cut short
-    with `interrupted`; every status with `every`); unreadable files are reported and left
-    out."""
-    return select(read(paths), wanted_statuses(interrupted, every))[0]
+    with `interrupted`; every status with `every`); unreadable files and duplicates are
+    reported and left out."""
+    return select(read(paths)[0], wanted_statuses(interrupted, every))[0]
 
 
 def _median(values):

@@ -209,7 +209,7 @@ def runs_of(args, paths=None):
     """(The runs the report shows, by --status and --interrupted; Counter of the statuses of
     those it left out; every run read); a ValueError saying why when it shows none."""
     paths = args.paths if paths is None else paths
-    found = read(paths)
+    found, reading = read(paths)
     if not found:
         raise ValueError(f"no result.json found in {' '.join(paths)}")
     kept, left_out = select(found, wanted_statuses(args.interrupted, args.status == "all"))
@@ -220,6 +220,8 @@ def runs_of(args, paths=None):
                 "--metric time_to_target ranks training runs; these results "
                 "hold inference runs only"
             )
+        if len(trained) < len(kept):  # said, as every other run left out is
+            left_out["inference"] = len(kept) - len(trained)
         kept = trained
     if not kept:
         raise ValueError(
@@ -227,6 +229,8 @@ def runs_of(args, paths=None):
         )
     if left_out:
         print(f"report: left out {left_out_text(left_out)}", file=sys.stderr)
+    if reading.duplicates:  # said by read(), counted in report.json
+        left_out["duplicate"] = len(reading.duplicates)
     return kept, left_out, found
 
 

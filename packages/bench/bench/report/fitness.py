@@ -75,6 +75,11 @@ def _lock(c, metric, limits):
         if not environment:
             return "no environment recorded (a result from before schema 2)"
         status = environment.get("status")
+        if status in LOCK_STATUSES and not environment.get("distributions"):
+            return (
+                f"the environment is called {status} but records no distributions: the "
+                f"lock rule needs the packages"
+            )
         if status in LOCK_STATUSES:
             return None
         if status == "drifted":
@@ -122,6 +127,8 @@ def spread_broken(c, metric, limits=None):
     machine's one slow run among five does not decide (as MLPerf drops the extremes)."""
     limits = limits or Thresholds()
     summary = c.summary(metric)
+    if summary is None and c.ok:
+        return nothing_to_judge(c, metric)
     if summary is None or summary.n < 2 or summary.low <= 0:
         return None  # the repeats rule speaks for it
     spread = summary.high / summary.low - 1
@@ -132,6 +139,21 @@ def spread_broken(c, metric, limits=None):
             f"{summary.n} runs (at most {limits.max_spread:.0%})"
         )
     return None
+
+
+def nothing_to_judge(c, metric):
+    """Why a rule on `metric` has nothing to judge in a configuration whose runs are ok: no
+    run records the figure (a rule with nothing to measure refuses, never passes)."""
+    kind = c.first.kind
+    if metric.name == "utilisation":
+        missing = "host utilisation (no host peak was measured: `python -m bench peak`)"
+    elif metric.name == "time_to_target" and kind != "train":
+        missing = "time to the quality target (an inference task has none)"
+    elif metric.name == "time_to_target":
+        missing = "time to the quality target (no run reached it)"
+    else:
+        missing = metric.title
+    return f"no run records its {missing}: nothing to judge by --metric {metric.name}"
 
 
 RULES = (

@@ -16,7 +16,7 @@ from . import axes, collection, scaling, tables, warn
 def summarise(sweep_dir: Path, wall=None):
     """Print and write (summary.md, results.csv) the table of every result in the sweep;
     their statuses. wall: the sweep's seconds so far, for the last line."""
-    found = collection.read([sweep_dir])  # the sweep's own state, all of it
+    found = collection.read([sweep_dir], command="sweep")[0]  # the sweep's own state, all of it
     statuses = [run.status for run in found]
     if not found:
         print(f"sweep {sweep_dir}: no results", flush=True)

@@ -216,12 +216,26 @@ def problem(result):
     return f"{field}: {message}" + (f" (and {len(errors) - 1} more)" if len(errors) > 1 else "")
 
 
+class _NotStrict(ValueError):
+    pass
+
+
+def _not_json(name):
+    """json's hook for NaN, Infinity and -Infinity, which Python reads and JSON does not have:
+    a figure that is not a finite number is refused where it is read."""
+    raise _NotStrict(f"not strict JSON: {name} is not a number JSON can hold")
+
+
 def load(path: Path):
     """A result.json as a dict; ValueError (one bounded line naming the field) when it is not
-    one or does not follow the schema. A result written before schema_version existed is read
-    as version 1, whose fields it has; a version 1 result lacks the environment and curve."""
+    one (NaN and Infinity are not JSON) or does not follow the schema. A result written before
+    schema_version existed is read as version 1, whose fields it has; a version 1 result lacks
+    the environment and curve. Commands read results through bench.run.results, which also
+    re-derives their figures."""
     try:
-        result = json.loads(Path(path).read_bytes())
+        result = json.loads(Path(path).read_bytes(), parse_constant=_not_json)
+    except _NotStrict as exc:
+        raise ValueError(str(exc)) from None
     except (ValueError, UnicodeDecodeError) as exc:
         raise ValueError(f"not JSON ({str(exc)[:100]})") from None
     if not isinstance(result, dict) or "status" not in result or "config" not in result:

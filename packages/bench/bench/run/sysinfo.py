@@ -131,6 +131,12 @@ def git_commit(directory):
     return commit + ("-dirty" if dirty else "")
 
 
+def has_commit(directory, commit):
+    """Whether the git repository at `directory` holds `commit` (a result's, `-dirty` or not)."""
+    name = commit.removesuffix("-dirty")
+    return _run(["git", "cat-file", "-e", f"{name}^{{commit}}"], cwd=directory) is not None
+
+
 def speed_variables(environ, prefixes=()):
     prefixes = SPEED_VARIABLES + tuple(prefixes)
     return {k: v for k, v in sorted(environ.items()) if k.startswith(prefixes)}

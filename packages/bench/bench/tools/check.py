@@ -16,9 +16,9 @@ import sys
 
 from ..console import count, fraction, subcommand
 from ..report import fitness
-from ..report.collection import Result, group, result_files
+from ..report.collection import Result, group
 from ..report.metrics import CHOICES, headline
-from ..run import record, summary
+from ..run import results, summary
 
 REFUSED = ("unsupported", "not_installed")
 
@@ -65,25 +65,21 @@ def parser():
 
 
 def read(paths):
-    """(the results that follow the schema as report Results, [(path, why) of those that do
-    not])."""
-    found, unreadable = [], []
-    for path in result_files(paths):
-        try:
-            found.append(Result.from_result(path, record.load(path)))
-        except (OSError, ValueError) as exc:
-            unreadable.append((path, str(exc)[:200]))
-    return found, unreadable
+    """(the results as report Results, each file once; the Reading: the files that could
+    not be used, with the rule each breaks, and the duplicates left out)."""
+    reading = results.read(paths)
+    return [Result.from_result(path, result) for path, result in reading.results], reading
 
 
 @subcommand
 def main(argv):
     args = parser().parse_args(argv)
     try:
-        found, unreadable = read(args.paths)
+        found, reading = read(args.paths)
     except FileNotFoundError as exc:
         print(f"check: {exc}", file=sys.stderr)
         return 2
+    unreadable = reading.unreadable
     if not found and not unreadable:
         print(f"check: no result.json found in {' '.join(args.paths)}", file=sys.stderr)
         return 2
@@ -111,15 +107,23 @@ def main(argv):
                         }
                         for v in verdicts
                     ],
-                    "unreadable": [{"path": str(p), "why": w} for p, w in unreadable],
+                    "unreadable": [
+                        {"path": str(p), "rule": e.rule, "why": str(e)} for p, e in unreadable
+                    ],
+                    "duplicates": [
+                        {"path": str(p), "repeats": str(first), "how": how}
+                        for p, first, how in reading.duplicates
+                    ],
                     "refused": [summary.label(c.first.result) for c in refused],
                 },
                 indent=1,
             )
         )
     else:
-        for path, why in unreadable:
-            print(f"INVALID  {path}: schema: {why}")
+        for path, exc in unreadable:
+            print(f"INVALID  {path}: {exc.rule}: {exc}")
+        for path, first, how in reading.duplicates:
+            print(f"{'counted':<8} {path}: {how} as {first}, counted once")
         for v in verdicts:
             head = (
                 f"{summary.label(v.configuration.first.result)} on "
@@ -139,6 +143,12 @@ def main(argv):
         print(
             f"check: {len(verdicts) - len(invalid)} of {len(verdicts)} configurations valid"
             + (f", {len(unreadable)} files not readable" if unreadable else "")
+            + (
+                f", {len(reading.duplicates)} duplicate "
+                f"file{'s' if len(reading.duplicates) > 1 else ''} counted once"
+                if reading.duplicates
+                else ""
+            )
             + (f", {len(refused)} refused" if refused else "")
             + (
                 ": the bundle is fit to rank (by the rules of docs/trust.md)"

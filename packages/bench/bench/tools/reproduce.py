@@ -1,17 +1,22 @@
 """`python -m bench reproduce RESULT.json [more results of the same configuration] [--repeats N]`:
 run a recorded result again and judge it against the original.
 
+The original side is every result given and every other run of the same configuration, host
+and commit that lies beside the first in its bundle (a sweep's directory, docs/results/<cpu>/).
 Before anything runs, it refuses (unless --anyway) in one line per difference: a checkout at
-another commit than the result's (or a result from a tree with uncommitted changes), a
-configuration that composes differently from the recorded one (conf/ changed), and a
-framework environment whose packages differ from those the result recorded. Then it composes
-exactly the recorded overrides, runs them --repeats times as real runs (a worker each, their
-result.json under --out), and gives the verdict of the baseline rule (bench.report.verdict:
-the medians apart by more than --min-change and the runs not overlapping): same, faster or
-slower, with the ratio and its range.
+another commit than the result's (or a result from a tree with uncommitted changes, or a
+commit this repository does not have), another host (the CPU model, the CPU flags that pick
+kernels, the CPUs usable, the GPU), a configuration that composes differently from the
+recorded one (conf/ changed), and a framework environment whose packages differ from those
+the result recorded; and where the rule could not judge (fewer than --min-runs runs on a
+side). Then it composes exactly the recorded overrides, runs them --repeats times as real runs
+(a worker each, their result.json under --out), and gives the verdict of the baseline rule
+(bench.report.verdict: the medians apart by more than --min-change and the runs not
+overlapping): same, faster or slower, with the ratio and its range. On another host (with
+--anyway) the ratio is given as a comparison of two hosts, never as a verdict.
 
-Exit status: 0 the same; 1 faster, slower or a run failed; 2 a refusal, a bad command line or
-an unreadable result; 130 after Ctrl-C, 143 after SIGTERM.
+Exit status: 0 the same, or compared on another host; 1 faster, slower or a run failed; 2 a
+refusal, a bad command line or an unreadable result; 130 after Ctrl-C, 143 after SIGTERM.
 """
 
 import argparse
@@ -23,16 +28,17 @@ from pathlib import Path
 
 from omegaconf import OmegaConf
 
-from .. import project_dir, signals
+from .. import files, project_dir, signals
 from ..console import count, fraction, subcommand
 from ..errors import BenchError
 from ..report import verdict
-from ..report.collection import Result, result_files
+from ..report.collection import Result
 from ..report.metrics import headline
-from ..run import benchmark, config, environments, locks, record, summary, sweep, sysinfo
+from ..run import benchmark, config, environments, locks, results, summary, sweep, sysinfo
 
 REPEATS = 3
 MIN_CHANGE = 0.05
+MIN_RUNS = 2  # the baseline rule's (report --min-runs)
 
 
 class Refused(BenchError):
@@ -70,10 +76,18 @@ def parser():
         help=f"the change the rule calls real, as a fraction (default {MIN_CHANGE})",
     )
     p.add_argument(
+        "--min-runs",
+        type=count,
+        default=MIN_RUNS,
+        metavar="N",
+        help=f"runs each side needs before a change is judged, as `report --baseline` "
+        f"(default {MIN_RUNS}): --repeats and the original runs",
+    )
+    p.add_argument(
         "--anyway",
         action="store_true",
-        help="run even where the commit, the config or the packages differ (each "
-        "difference is still said)",
+        help="run even where the commit, the host, the config or the packages differ (each "
+        "difference is still said; on another host the runs are compared, not judged)",
     )
     p.add_argument(
         "--out",
@@ -85,14 +99,17 @@ def parser():
 
 
 def originals(paths):
-    """The results to reproduce (the first) and judge against (all), as report Results; every
+    """The results to reproduce (the first) and judge against (all of them, and the runs of
+    the same configuration that lie beside the first in its bundle), as report Results; every
     one the same configuration on the same hardware."""
-    found = []
-    for path in result_files(paths):
-        try:
-            found.append(Result.from_result(path, record.load(path)))
-        except ValueError as exc:
-            raise Refused(f"{path}: {exc}") from None
+    try:
+        reading = results.read(paths)
+    except FileNotFoundError as exc:
+        raise Refused(str(exc)) from None
+    if reading.unreadable:
+        path, exc = reading.unreadable[0]
+        raise Refused(f"{path}: {exc.rule}: {exc}")
+    found = [Result.from_result(path, result) for path, result in reading.results]
     if not found:
         raise Refused(f"no result.json in {' '.join(map(str, paths))}")
     first = found[0]
@@ -105,6 +122,63 @@ def originals(paths):
     bad = [r for r in found if r.status != "ok"]
     if bad:
         raise Refused(f"{bad[0].path} is {bad[0].status}: only ok results can be reproduced")
+    return found + beside(first, found)
+
+
+def same_origin(run, first):
+    """Whether `run` is another repeat of `first`: the same configuration and hardware, run ok
+    on the same host from the same commit."""
+    host, other = first.result.get("host") or {}, run.result.get("host") or {}
+    return (
+        run.status == "ok"
+        and (run.identity, run.hardware) == (first.identity, first.hardware)
+        and run.commit == first.commit
+        and other.get("hostname") == host.get("hostname")
+        and other.get("cpu_flags") == host.get("cpu_flags")
+    )
+
+
+def beside(first, given):
+    """The repeats of `first` in its bundle (the directory its run's directory is in: a sweep's,
+    or a bundle's such as docs/results/<cpu>/) that were not given: one file of a bundle is
+    judged against every run of its configuration there."""
+    bundle = Path(first.path).resolve().parent.parent
+    known = {Path(r.path).resolve() for r in given}
+    candidates = [p for p in sorted(bundle.glob("*/result.json")) if p.resolve() not in known]
+    if not candidates:
+        return []
+    reading = results.read(candidates)
+    known_bytes = {Path(r.path).read_bytes() for r in given}
+    found = [Result.from_result(path, result) for path, result in reading.results]
+    return [
+        r for r in found if same_origin(r, first) and Path(r.path).read_bytes() not in known_bytes
+    ]
+
+
+def host_differences(result):
+    """[what differs between the host a result ran on and this one]: the CPU model, the CPU
+    flags that pick kernels, the CPUs usable, the GPU a gpu run used."""
+    host = result.get("host") or {}
+    found = []
+    if host.get("cpu") != sysinfo.cpu_model():
+        found.append(f"CPU {sysinfo.cpu_model()} (recorded {host.get('cpu') or 'none'})")
+    recorded = set(host.get("cpu_flags") or ())
+    here = set(sysinfo.cpu_flags())
+    if recorded != here:
+        changes = [f"+{f}" for f in sorted(here - recorded)] + [
+            f"-{f}" for f in sorted(recorded - here)
+        ]
+        found.append(f"CPU flags {' '.join(changes)} (recorded {', '.join(sorted(recorded))})")
+    if host.get("cpu_affinity") and host["cpu_affinity"] != sysinfo.cpu_affinity():
+        found.append(f"{sysinfo.cpu_affinity()} CPUs usable (recorded {host['cpu_affinity']})")
+    if (result.get("config") or {}).get("device", {}).get("name") == "gpu":
+        recorded_gpus = [g.get("name") for g in host.get("gpus") or []]
+        here_gpus = [g[0] for g in sysinfo.gpus()]
+        if recorded_gpus != here_gpus:
+            found.append(
+                f"GPUs {', '.join(here_gpus) or 'none'} (recorded "
+                f"{', '.join(recorded_gpus) or 'none'})"
+            )
     return found
 
 
@@ -120,6 +194,12 @@ def code_difference(result):
             f"cannot be checked out again"
         )
     if here != recorded:
+        if not sysinfo.has_commit(project_dir(), recorded):
+            return (
+                f"the result ran at commit {recorded}, which this repository does not have "
+                f"(this checkout is at {here or 'no commit'}): fetch it from the repository "
+                f"the result was made in (or --anyway)"
+            )
         return (
             f"the result ran at commit {recorded}, this checkout is at {here or 'no commit'}"
             f": `git checkout {recorded}` (or --anyway)"
@@ -171,6 +251,42 @@ def run_again(cfg, config_dict, overrides, out: Path, repeats):
     return found
 
 
+def out_dir(args, label):
+    """Where the new runs go (--out, or results/reproduce/<time>_<run>), checked writable
+    before anything runs: Refused naming --out where it is not."""
+    out = Path(
+        args.out
+        or Path(
+            "results",
+            "reproduce",
+            time.strftime("%Y-%m-%d_%H-%M-%S") + "_" + sweep.bounded_name(label.replace(" ", "_")),
+        )
+    ).absolute()
+    try:
+        files.check_writable(out, "the new runs' directory", "--out DIR puts them elsewhere")
+    except BenchError as exc:
+        raise Refused(str(exc)) from None
+    return out
+
+
+def enough_runs(args, runs):
+    """Refused, before anything runs, where the baseline rule could not judge: it needs
+    --min-runs runs on each side (one run each cannot tell a regression from a busy
+    machine), as `report --baseline` does."""
+    if args.repeats < args.min_runs:
+        raise Refused(
+            f"--repeats {args.repeats}: the rule judges only with {args.min_runs} runs or "
+            f"more on each side (--min-runs); one run each cannot tell a change from a "
+            f"busy machine"
+        )
+    if len(runs) < args.min_runs:
+        raise Refused(
+            f"{len(runs)} original run of this configuration (none beside it in "
+            f"{Path(runs[0].path).resolve().parent.parent}): the rule judges only with "
+            f"{args.min_runs} runs or more on each side (--min-runs); give its other runs"
+        )
+
+
 @subcommand
 def main(argv):
     args = parser().parse_args(argv)
@@ -178,15 +294,20 @@ def main(argv):
     try:
         runs = originals(args.results)
         result = runs[0].result
+        enough_runs(args, runs)
         problems = []
         code = code_difference(result)
         if code:
             problems.append(f"code: {code}")
+        elsewhere = host_differences(result)
+        problems += [f"host: {line}" for line in elsewhere]
         cfg, config_dict, changed = composed(result)
         if changed:
             problems.append(f"config: the recorded overrides compose differently now ({changed})")
         packages = package_differences(result, cfg)
         problems += [f"package: {line}" for line in packages]
+        label = summary.label(result)
+        out = out_dir(args, label)
     except BenchError as exc:
         print(f"reproduce: {exc}", file=sys.stderr)
         return 2
@@ -198,17 +319,8 @@ def main(argv):
             file=sys.stderr,
         )
         return 2
-    label = summary.label(result)
-    out = Path(
-        args.out
-        or Path(
-            "results",
-            "reproduce",
-            time.strftime("%Y-%m-%d_%H-%M-%S") + "_" + sweep.bounded_name(label.replace(" ", "_")),
-        )
-    )
     try:
-        again = run_again(cfg, config_dict, result["overrides"], out.absolute(), args.repeats)
+        again = run_again(cfg, config_dict, result["overrides"], out, args.repeats)
     except KeyboardInterrupt as exc:
         signals.ignore()
         print(
@@ -228,15 +340,18 @@ def main(argv):
     kind = runs[0].kind
     new = [metric.value(r, kind) for r in again]
     old = [r.value(metric) for r in runs]
-    judged = verdict.judge(metric, new, old, args.min_change, min_runs=1)
-    print(
-        f"reproduce: {label}: {judged.text()} — {judged.ratio:.2f}× "
-        f"({judged.low:.2f}–{judged.high:.2f}) the original's {metric.title} "
-        f"({len(new)} runs now against {len(old)}; accuracy "
+    judged = verdict.judge(metric, new, old, args.min_change, args.min_runs)
+    figures = (
+        f"{judged.ratio:.2f}× ({judged.low:.2f}–{judged.high:.2f}) the original's "
+        f"{metric.title} ({len(new)} runs now against {len(old)}; accuracy "
         f"{_median([r['accuracy'] for r in again if r.get('accuracy') is not None])} now, "
         f"{_median([r.accuracy for r in runs if r.accuracy is not None])} then); new runs: "
         f"{out}"
     )
+    if elsewhere:  # --anyway on another host: a comparison of two hosts, not a reproduction
+        print(f"reproduce: {label}: another host ({'; '.join(elsewhere)}), not judged: {figures}")
+        return 0
+    print(f"reproduce: {label}: {judged.text(args.min_runs)} — {figures}")
     return 0 if judged.kind == verdict.SAME else 1
 
 
