@@ -205,13 +205,31 @@ def path_problem(exc: OSError):
     return f"{path}: {exc.strerror or exc}"
 
 
+def _lexists(path):
+    try:
+        return os.path.lexists(path)
+    except OSError:  # a name too long to look up is not there
+        return False
+
+
 def check_writable(directory: Path, what: str, elsewhere: str):
     """Whether this process can create `directory` (and what it holds) by writing a file into
     its nearest existing ancestor, created and removed at once, so that a command finds out
     before it starts anything; creates no directory. NotWritable saying `what` the directory
     is, why it cannot be written, and `elsewhere` (the option that moves it)."""
     directory = Path(directory).absolute()
-    existing = next(p for p in (directory, *directory.parents) if os.path.lexists(p))
+    existing = next(p for p in (directory, *directory.parents) if _lexists(p))
+    try:
+        longest = os.pathconf(existing, "PC_NAME_MAX")
+    except (OSError, ValueError):
+        longest = 255
+    for part in directory.relative_to(existing).parts:
+        if len(os.fsencode(part)) > longest:
+            raise NotWritable(
+                f"{what} cannot be written: a name in its path is {len(os.fsencode(part))} "
+                f"bytes long, more than the {longest} a file name may have there "
+                f"({part[:40]}...); {elsewhere}"
+            )
     try:
         if not existing.is_dir():
             raise NotADirectoryError(errno.ENOTDIR, "Not a directory", str(directory))

@@ -79,6 +79,47 @@ def gone(pid, within_s=10.0):
     return False
 
 
+SIGKILL_BIT = 1 << (signal.SIGKILL - 1)  # in /proc/<pid>/status's signal masks
+
+
+class Exit:
+    """What watch_exit saw of a process: whether and when it went, and its last state."""
+
+    def __init__(self):
+        self.gone, self.seconds, self.sigkill_pending, self.last = False, None, False, {}
+
+    def text(self):
+        went = f"gone after {self.seconds:.2f} s" if self.gone else "still there"
+        return (
+            f"{went}; SIGKILL {'pending' if self.sigkill_pending else 'never pending'}; last "
+            f"seen: {', '.join(f'{k} {v}' for k, v in self.last.items()) or 'never'}"
+        )
+
+
+def watch_exit(pid, within_s):
+    """Poll /proc/<pid> until the process has exited (a zombie counts) or within_s passed:
+    an Exit saying when it went, whether SIGKILL was ever pending for it, and its last state
+    (State, PPid, the pending-signal masks)."""
+    seen, start = Exit(), time.monotonic()
+    while time.monotonic() - start < within_s:
+        try:
+            status = dict(
+                line.split(":", 1)
+                for line in Path(f"/proc/{pid}/status").read_text().splitlines()
+                if ":" in line
+            )
+        except (FileNotFoundError, ProcessLookupError):
+            status = None
+        if status is None or status.get("State", "").split()[:1] in (["Z"], ["X"]):
+            seen.gone, seen.seconds = True, time.monotonic() - start
+            return seen
+        seen.last = {k: status[k].strip() for k in ("State", "PPid", "SigPnd", "ShdPnd")}
+        if any(int(status[k], 16) & SIGKILL_BIT for k in ("SigPnd", "ShdPnd")):
+            seen.sigkill_pending = True
+        time.sleep(0.05)
+    return seen
+
+
 def read_only(directories):
     """The command prefix that runs a command with `directories` read-only for it alone:
     read-only bind mounts in a mount namespace of its own (`unshare -m`), since root writes

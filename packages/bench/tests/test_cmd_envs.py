@@ -3,6 +3,7 @@
 import json
 import re
 import sys
+from pathlib import Path
 
 import numpy as np
 from locked_env import install_by_hand, locked_environment
@@ -46,3 +47,40 @@ def test_envs_and_a_run_say_when_an_environment_drifts_from_its_lock(
     assert done.result["environment"]["drift"] == [
         {"name": "handmade-tool", "locked": None, "installed": "1.0"}
     ]
+
+
+def test_a_damaged_lock_or_marker_is_one_line_and_the_run_keeps_its_measurement(
+    run_bench, bench_env, tmp_path
+):
+    """A lock that is not text, a marker whose overrides are not a list, a lock that is gone:
+    `envs` says each in one line; a run in that environment still measures and records why
+    its environment cannot be held to a lock."""
+    env, site = locked_environment(bench_env)
+    project = Path(bench_env["BENCH_PROJECT_DIR"])
+    lock = project / "locks" / "fake.txt"
+    marker = project / ".nox" / "fake" / "bench-environment.json"
+    lock.write_bytes(lock.read_bytes() + b"\xff\xfe\xfd\n")
+    run = run_bench("envs", "--refresh", env=env)
+    assert run.returncode == 0, run.output
+    assert re.search(
+        r"^fake +lock unreadable: locks/fake\.txt is not UTF-8 text \(byte \d+\)$",
+        run.output,
+        re.M,
+    ), run.output
+    done = run_bench("framework=fake", "task=cnn", "preset=smoke", env=env)
+    assert done.returncode == 0 and done.result["status"] == "ok", done.output
+    assert done.result["stats"]["examples_per_second"] > 0
+    assert done.result["environment"]["lock_problem"].startswith("lock unreadable")
+    lock.unlink()
+    run = run_bench("envs", "--refresh", env=env)
+    assert re.search(r"^fake +no lock locks/fake\.txt \(the file the", run.output, re.M), run.output
+    written = json.loads(marker.read_text())
+    marker.write_text(json.dumps(dict(written, overrides="BENCH_TORCH_REQUIREMENT=torch")))
+    run = run_bench("envs", "--refresh", env=env)
+    assert run.returncode == 0, run.output
+    assert 'its overrides are "BENCH_TORCH_REQUIREMENT=torch", not a list' in run.output
+    done = run_bench("framework=fake", "task=cnn", "preset=smoke", env=env)
+    assert (
+        done.result["status"] == "ok"
+        and "its overrides are" in done.result["environment"]["lock_problem"]
+    )

@@ -86,6 +86,8 @@ def test_schemas_are_not_offered_as_options(run_bench):
             "task.epochs=2: task.epochs is not a key of the config with task=resnet50",
         ),
         (["-m", "task=cnn,rnnn"], "task=rnnn: task has no option 'rnnn'; did you mean task=rnn?"),
+        # Hydra: "Error resolving interpolation '${task}_${framework}'"
+        (["~task"], "~task: every run has a task (task: cnn, densenet, resnet50, rnn)"),
     ],
 )
 def test_a_config_error_is_one_line_with_the_closest_valid_key_and_exit_2(
@@ -144,3 +146,15 @@ def test_adding_an_unknown_key_is_refused_like_setting_one(run_bench):
     added = run_bench(*FAST, "task=cnn", "+framework.env.BENCH_TEST_VARIABLE=1")
     assert added.returncode == 0, added.output
     assert added.result["config"]["framework"]["env"]["BENCH_TEST_VARIABLE"] == "1"
+
+
+def test_a_directory_name_too_long_for_the_file_system_is_one_line(run_bench):
+    """A sweep= name or a hydra.sweep.dir= of 300 characters: one line naming it, not Hydra's
+    OSError from a callback or the summary."""
+    name = "x" * 300
+    for args in ([f"sweep={name}"], [f"hydra.sweep.dir=results/{name}"]):
+        run = run_bench("-m", *FAST, "task=cnn", *args)
+        assert run.returncode == 1, run.output
+        lines = run.output.strip().splitlines()
+        assert len(lines) == 1 and "Traceback" not in run.output, run.output
+        assert "a name in its path is 300 bytes long, more than the 255" in lines[0], run.output

@@ -336,3 +336,54 @@ def test_the_report_directory_lists_only_its_own_files(run_bench, tmp_path):
         "results.csv",
     ]
     assert Path(out / "notes.txt").read_text() == "mine"
+
+
+def test_a_baseline_by_a_figure_one_configuration_lacks_is_still_written(run_bench, tmp_path):
+    """--metric time_to_target against a baseline where one configuration never reached its
+    target: that configuration reads "target not reached, not compared", the others are
+    judged, and the report is written."""
+    for side in ("old", "new"):
+        for seed in (0, 1):
+            for task, extra in (("cnn", ["task.quality_target.synthetic=0.99"]), ("rnn", [])):
+                run = run_bench(
+                    *FAST,
+                    f"task={task}",
+                    f"seed={seed}",
+                    *extra,
+                    f"hydra.run.dir={tmp_path / side / f'{task}{seed}'}",
+                )
+                assert run.returncode == 0, run.output
+    run = run_bench(
+        "report",
+        str(tmp_path / "new"),
+        "--baseline",
+        str(tmp_path / "old"),
+        "--metric",
+        "time_to_target",
+        "--out",
+        str(tmp_path / "r"),
+        "--no-charts",
+    )
+    assert run.returncode == 0, run.output
+    text = (tmp_path / "r" / "report.md").read_text()
+    assert "target not reached (now and baseline), not compared" in text, text
+    found = json.loads((tmp_path / "r" / "report.json").read_text())["baseline"]
+    verdicts = {f["task"]: f["verdict"] for f in found}
+    assert verdicts["cnn"].endswith("not compared") and "not compared" not in verdicts["rnn"]
+
+
+def test_a_training_metric_says_which_inference_runs_it_left_out(run_bench, tmp_path):
+    for task in ("cnn", "resnet50"):
+        assert run_bench(*FAST, f"task={task}").returncode == 0
+    run = run_bench(
+        "report",
+        str(tmp_path / "results"),
+        "--metric",
+        "time_to_target",
+        "--out",
+        str(tmp_path / "r"),
+        "--no-charts",
+    )
+    assert run.returncode == 0, run.output
+    assert "left out 1 inference run (--metric time_to_target ranks training runs)" in run.output
+    assert json.loads((tmp_path / "r" / "report.json").read_text())["left_out"] == {"inference": 1}

@@ -50,6 +50,20 @@ def engine_environment(options):
     return {var: str(values[key]) for key, var in ENGINE_OPTIONS.items() if values[key] != ""}
 
 
+# oneDNN's instruction-set caps below AVX-512 (ONEDNN_MAX_CPU_ISA, DNNL_MAX_CPU_ISA): the
+# kernels a better CPU would take are switched off, bf16's among them (a test forces a CPU
+# down to the path a lesser CPU takes: docs/testing.md)
+BELOW_AVX512 = ("SSE41", "AVX", "AVX2", "AVX2_VNNI", "AVX2_VNNI_2")
+
+
+def isa_cap():
+    """The instruction set oneDNN is capped at by its variables (upper case), or None."""
+    for variable in ("ONEDNN_MAX_CPU_ISA", "DNNL_MAX_CPU_ISA"):
+        if os.environ.get(variable):
+            return os.environ[variable].strip().upper()
+    return None
+
+
 def cpu_flags():
     """The CPU's feature flags, from /proc/cpuinfo (none where it cannot be read)."""
     try:
@@ -108,6 +122,13 @@ def configure(run, options, amp_init=True):
                 "precision=bf16 is not supported by mxnet %s on this CPU: its oneDNN's bf16 "
                 "kernels need AVX-512 (avx512f), which this CPU lacks; use precision=fp32"
                 % mx.__version__
+            )
+        capped = isa_cap()
+        if run["precision"] == "bf16" and capped in BELOW_AVX512:
+            raise NotImplementedError(
+                "precision=bf16 is not supported by mxnet %s with oneDNN capped at %s: its "
+                "bf16 kernels need AVX-512 (unset ONEDNN_MAX_CPU_ISA / DNNL_MAX_CPU_ISA, or "
+                "use precision=fp32)" % (mx.__version__, capped)
             )
     _state["context"] = _state["contexts"][0]
     _state["precision"] = run["precision"]

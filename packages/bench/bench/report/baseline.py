@@ -83,12 +83,29 @@ def packages_text(finding):
     return "; ".join(finding.packages) if finding.packages else "the same packages"
 
 
+def not_measured(metric: Metric, configuration: Configuration) -> str:
+    """Why runs that are ok have no value of `metric`, in a few words."""
+    if metric.name == "time_to_target":
+        return "target not reached" if configuration.first.kind == "train" else "no target"
+    if metric.name == "utilisation":
+        return "no host peak"
+    return f"no {metric.title}"
+
+
 def judge(metric: Metric, base, now, slower, accuracy_drop, min_runs):
     """(verdict text, flagged, speed verdict, accuracy change) for one matched configuration."""
     if base.status != "ok":
         return (f"{now.status} (baseline {base.status})", False, None, None)
     if now.status != "ok":
         return (now.status, now.status not in NOT_FLAGGED, None, None)
+    missing = [side for side, c in (("now", now), ("baseline", base)) if not c.values(metric)]
+    if missing:  # the rest of the report stands; this configuration is said, not compared
+        return (
+            f"{not_measured(metric, now)} ({' and '.join(missing)}), not compared",
+            False,
+            None,
+            None,
+        )
     speed = verdict.judge(metric, now.values(metric), base.values(metric), slower, min_runs)
     new_acc = [r.accuracy for r in now.ok if r.accuracy is not None]
     old_acc = [r.accuracy for r in base.ok if r.accuracy is not None]

@@ -82,6 +82,8 @@ def _lock(c, metric, limits):
             )
         if status in LOCK_STATUSES:
             return None
+        if environment.get("lock_problem"):
+            return environment["lock_problem"]
         if status == "drifted":
             changed = ", ".join(d["name"] for d in environment.get("drift", [])[:5])
             return f"the environment drifted from {environment.get('lock')}: {changed}"

@@ -24,6 +24,8 @@ def pairs(grid: Grid, min_change=0.05, min_runs=2):
         for a, b in itertools.combinations(configurations, 2):
             if _machine(a) == _machine(b):
                 continue
+            if not a.values(grid.metric) or not b.values(grid.metric):
+                continue  # no figure on a side (a target not reached, no host peak)
             judged = verdict.judge(
                 grid.metric, a.values(grid.metric), b.values(grid.metric), min_change, min_runs
             )

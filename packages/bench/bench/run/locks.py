@@ -53,18 +53,35 @@ def environment_dir(python) -> Path:
 
 
 def marker(python):
-    """The environment's marker (a dict), or None where it has none or an unreadable one."""
+    """The environment's marker (a dict), or None where it has none; a marker that cannot be
+    read, or whose fields are not of the types noxfile.py writes, is {"damaged": why}."""
+    path = environment_dir(python) / MARKER
     try:
-        found = json.loads((environment_dir(python) / MARKER).read_text())
-    except (OSError, ValueError):
+        found = json.loads(path.read_bytes())
+    except FileNotFoundError:
         return None
-    return found if isinstance(found, dict) and isinstance(found.get("lock"), str) else None
+    except (OSError, ValueError) as exc:
+        return {"damaged": f"{path} cannot be read ({str(exc)[:80]})"}
+    why = _marker_problem(found)
+    return {"damaged": f"{path}: {why}"} if why else found
+
+
+def _marker_problem(found):
+    if not isinstance(found, dict) or not isinstance(found.get("lock"), str):
+        return "names no lock"
+    overrides = found.get("overrides", [])
+    if not isinstance(overrides, list) or not all(
+        isinstance(o, dict) and isinstance(o.get("left_out", []), list) for o in overrides
+    ):
+        return f"its overrides are {json.dumps(overrides)[:60]}, not a list of overrides"
+    return None
 
 
 def pins(lock_path: Path):
-    """{distribution: version} of a lock file (`name==version` lines, uv's or pip-tools')."""
+    """{distribution: version} of a lock file (`name==version` lines, uv's or pip-tools');
+    OSError where it cannot be read, UnicodeDecodeError where it is not text."""
     found = {}
-    for line in Path(lock_path).read_text().splitlines():
+    for line in Path(lock_path).read_bytes().decode("utf-8").splitlines():
         entry = re.match(r"([A-Za-z0-9][\w.-]*)(?:\[[^\]]*\])?==([^\s;\\]+)", line)
         if entry:
             found[canonical(entry.group(1))] = entry.group(2)
@@ -80,6 +97,8 @@ def compare(distributions, built, root=None):
     environment's marker (None: unlocked); the record a result keeps beside them."""
     if built is None:
         return {"status": "unlocked", "lock": None, "drift": []}
+    if "damaged" in built:  # the marker says nothing to trust about the build
+        return {"status": "drifted", "lock": None, "drift": [], "lock_problem": built["damaged"]}
     root = Path(root or project_dir())
     lock_path = root / built["lock"]
     record = {
@@ -91,13 +110,18 @@ def compare(distributions, built, root=None):
     }
     try:
         locked = pins(lock_path)
-    except OSError:
-        return dict(
-            record,
-            status="drifted",
-            lock_changed=True,
-            drift=[{"name": built["lock"], "locked": "present", "installed": None}],
+    except (OSError, UnicodeDecodeError) as exc:
+        problem = (
+            f"no lock {built['lock']} (the file the environment was built from is gone)"
+            if isinstance(exc, FileNotFoundError)
+            else f"lock unreadable: {built['lock']} "
+            + (
+                f"is not UTF-8 text (byte {exc.start})"
+                if isinstance(exc, UnicodeDecodeError)
+                else f"cannot be read ({exc.strerror})"
+            )
         )
+        return dict(record, status="drifted", lock_changed=True, drift=[], lock_problem=problem)
     record["lock_changed"] = sha256(lock_path) != built.get("lock_sha256")
     replaced = {canonical(n) for o in record["overrides"] for n in o.get("left_out", ())}
     installed = {canonical(n): v for n, v in (distributions or {}).items()}
@@ -129,6 +153,8 @@ def describe(record):
     status = record.get("status", "unlocked")
     if status == "unlocked":
         return "unlocked (no lock built this environment)"
+    if record.get("lock_problem"):
+        return record["lock_problem"]
     changes = [
         f"{d['name']} {d['locked']} -> {d['installed']}"
         if d["locked"] and d["installed"]

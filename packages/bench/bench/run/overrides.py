@@ -52,6 +52,11 @@ def check(argv, sweeps=None):
     parsed = []
     for text in argv:
         key, _, value = text.lstrip("+~").partition("=")
+        if text.startswith("~") and key in chosen:
+            raise ValueError(
+                f"{text}: every run has a {key} ({key}: {', '.join(options[key])}); choose "
+                f"one with {key}=<option> rather than removing it"
+            )
         if key in ("hydra.run.dir", "hydra.sweep.dir") and not value.strip():
             raise ValueError(  # e.g. hydra.run.dir=$DIR with DIR unset: the current directory
                 f"{text}: an empty directory (an unset shell variable?); give the "
