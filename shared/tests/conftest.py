@@ -8,3 +8,8 @@ def pytest_configure(config):
         "slow: a test its framework declares too slow for "
         "every commit (nox -s <env>_extended runs it)",
     )
+    config.addinivalue_line(
+        "markers",
+        "own_process(group): run with the tests of its group in a process of their own "
+        "(test_conformance.in_own_process)",
+    )

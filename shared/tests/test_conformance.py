@@ -9,9 +9,10 @@ installed here are skipped, saying so. Valid Python 3.6: it runs in CNTK's envir
 
 import importlib
 import os
-import re
 import subprocess
 import sys
+import tempfile
+from xml.etree import ElementTree
 
 import pytest
 import yaml
@@ -84,7 +85,12 @@ ISAS = ["native"] + (["avx2"] if "avx512f" in cpu_flags() else [])
 # every precision other than fp32 that a framework declares on the CPU, for each task it runs
 # there: against the reference within that precision's tolerances
 PRECISION_CASES = [
-    pytest.param(*p.values, isa, marks=p.marks)
+    pytest.param(
+        *p.values,
+        isa,
+        marks=list(p.marks)
+        + [pytest.mark.own_process("%s-%s-%s" % (p.values[0], p.values[2], isa))],
+    )
     for p in (
         case(name, task, "precision", precision)
         for name in (SELECTED or sorted(DECLARED))
@@ -97,37 +103,76 @@ PRECISION_CASES = [
     )
     for isa in ISAS
 ]
-ISOLATED = "BENCH_ISOLATED_TEST"  # the node id of the test a process was started to run
+ISOLATED = "BENCH_ISOLATED_GROUP"  # the group of tests a process was started to run
+_outcomes = {}  # group -> {node id: (outcome, message)}, from the group's own process
 
 
-def in_own_process(request, env=None):
-    """Run this test again in a fresh interpreter, as a run is, with `env` added: a
+def in_own_process(request, group, env=None):
+    """Run the tests of `group` (this one and the others collected with it: one framework's
+    cases of one precision) again in a fresh interpreter, as a run is, with `env` added: a
     precision's set-up is global to a process (MXNet's amp.init() rewrites its operator
     namespaces for every later test there, and a CPU with bf16 kernels takes that path where
-    another CPU refuses it). True in that process, where the test goes on; here, its outcome
-    is made this test's and False is returned."""
-    nodeid = request.node.nodeid
-    if os.environ.get(ISOLATED) == nodeid:
+    another CPU refuses it). True in that process, where the test goes on; here, the test's
+    outcome there is made this test's and False is returned."""
+    if os.environ.get(ISOLATED) == group:
         return True
-    path, _, rest = nodeid.partition("::")
-    target = os.path.join(str(request.config.rootdir), path) + "::" + rest
+    if group not in _outcomes:
+        members = [
+            item.nodeid
+            for item in request.session.items
+            if item.get_closest_marker("own_process") is not None
+            and item.get_closest_marker("own_process").args[0] == group
+        ] or [request.node.nodeid]
+        _outcomes[group] = _run_group(request, group, members, env)
+    outcome, message = _outcomes[group].get(request.node.nodeid, ("missing", ""))
+    if outcome == "skipped":
+        pytest.skip(message)
+    if outcome != "passed":
+        pytest.fail("in a process of its own (%s):\n%s" % (outcome, message))
+    return False
+
+
+def _run_group(request, group, members, env):
+    """{node id: (passed | skipped | failed | missing, message)} of `members` run by pytest
+    in one fresh process."""
+    root = str(request.config.rootdir)
+    report = os.path.join(tempfile.mkdtemp(prefix="bench-own-process-"), "report.xml")
     child = dict(os.environ, **(env or {}))
-    child[ISOLATED] = nodeid
+    child[ISOLATED] = group
     done = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider", target],
-        cwd=str(request.config.rootdir),
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--junitxml", report]
+        + [os.path.join(root, n.partition("::")[0]) + "::" + n.partition("::")[2] for n in members],
+        cwd=root,
         env=child,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         universal_newlines=True,
     )
-    tail = done.stdout[-3000:]
-    if done.returncode == 0 and re.search(r"\b1 skipped\b", done.stdout):
-        reason = re.search(r"^SKIPPED \[\d+\] [^:]+:\d+: (.*)$", done.stdout, re.M)
-        pytest.skip(reason.group(1) if reason else "skipped in its own process")
-    if done.returncode != 0 or not re.search(r"\b1 passed\b", done.stdout):
-        pytest.fail("in a process of its own (exit %d):\n%s" % (done.returncode, tail))
-    return False
+    found = {}
+    try:
+        cases = ElementTree.parse(report).getroot().iter("testcase")
+    except (OSError, ElementTree.ParseError):
+        cases = []
+    names = {n.partition("::")[2]: n for n in members}
+    for case in cases:
+        nodeid = names.get(case.get("name"))
+        if nodeid is None:
+            continue
+        problem = case.find("failure")
+        if problem is None:  # (an Element without children is false: no `or` here)
+            problem = case.find("error")
+        skipped = case.find("skipped")
+        if problem is not None:
+            found[nodeid] = ("failed", (problem.text or problem.get("message") or "")[-3000:])
+        elif skipped is not None:
+            found[nodeid] = ("skipped", skipped.get("message") or "skipped in its own process")
+        else:
+            found[nodeid] = ("passed", "")
+    for nodeid in members:
+        found.setdefault(
+            nodeid, ("missing", "exit %d:\n%s" % (done.returncode, done.stdout[-3000:]))
+        )
+    return found
 
 
 _frameworks = {}
@@ -160,7 +205,7 @@ def test_conformance(name, task, check):
 def test_precision(request, name, task, precision, isa):
     fw = framework(name)  # a framework not installed here is skipped without a process
     capped = {} if isa == "native" else {"ONEDNN_MAX_CPU_ISA": "AVX2", "DNNL_MAX_CPU_ISA": "AVX2"}
-    if not in_own_process(request, capped):
+    if not in_own_process(request, "%s-%s-%s" % (name, precision, isa), capped):
         return
     try:
         conformance.check_precision(fw, task, precision, PRECISIONS[precision])
