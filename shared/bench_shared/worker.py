@@ -376,6 +376,7 @@ def execute(run, load_task=import_task):
             runner = run_training if run["task"]["kind"] == "train" else run_inference
         runner(run, fw, task, arrays, stopwatch, result)
         result["timings"].update(stopwatch.regions)
+        result["windows"] = stopwatch.windows  # when the timed regions ran (host watch)
         result["device_memory"] = fw.memory_stats()
         peak_flops = contract.hook(fw, "peak_flops")
         # optional, untimed, and only where the orchestrator has not kept it for this host,

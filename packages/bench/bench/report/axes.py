@@ -61,6 +61,8 @@ class AxisComparison:
         r = c.ratio
         if c.verdict == ratios.NO_DIFFERENCE:
             return f"no difference shown ({r.ratio:.2f}×, {r.interval_text()})"
+        if c.verdict == ratios.TIE:
+            return f"a tie ({r.ratio:.2f}×, {r.interval_text()})"
         if c.verdict == ratios.NO_INTERVAL:
             return f"{r.ratio:.2f}× the baseline's speed (n=1: no interval)"
         if c.verdict == ratios.FASTER:
@@ -226,7 +228,13 @@ def _target_text(found: AxisComparison):
         return ""
     if c.verdict == ratios.NOT_COMPARED:
         return "not compared"
-    return c.ratio.text() + (" (no difference shown)" if c.verdict == ratios.NO_DIFFERENCE else "")
+    return c.ratio.text() + (
+        " (no difference shown)"
+        if c.verdict == ratios.NO_DIFFERENCE
+        else " (a tie)"
+        if c.verdict == ratios.TIE
+        else ""
+    )
 
 
 def rows(found, metric):

@@ -33,9 +33,13 @@ TASKS = tuple(spec.TASKS)  # SPEC.md's order, DeepLearningFrameworks' column ord
 # runs that differ only in it are repeats (`-m seed=0,1,2`), one cell with their median
 INCIDENTAL = (
     "seed",
+    "repeat",
     "sweep",
     "redo",
     "comparison",
+    "rounds",
+    "round",
+    "watch",
     "framework.python",
     "framework.display_name",
     "framework.package",
@@ -125,9 +129,18 @@ class Result:
     accuracy: Optional[float]
     date: str  # when it finished (ISO 8601), or ""
     commit: str  # the checkout's git commit, or ""
+    # the host disturbed its timed windows (host_state, schema 3): out of the statistics
+    disturbed: bool = False
+    # (the sweep's own name, the round) of a sweep in rounds (config.round), or None
+    round: Optional[tuple] = None
 
     def value(self, metric: Metric) -> Optional[float]:
         return metric.value(self.result, self.kind) if self.status == "ok" else None
+
+    @property
+    def host_reasons(self):
+        """Why the host disturbed the run (its host_state's reasons), [] when it did not."""
+        return list((self.result.get("host_state") or {}).get("reasons") or [])
 
     @classmethod
     def from_result(cls, path: Path, result):
@@ -164,7 +177,17 @@ class Result:
             accuracy=result.get("accuracy"),
             date=result.get("finished") or _modified(path),
             commit=host.get("git_commit") or "",
+            disturbed=bool((result.get("host_state") or {}).get("disturbed")),
+            round=_round_of(c),
         )
+
+
+def _round_of(config):
+    """(sweep, round index) of a run a sweep placed in rounds, or None."""
+    place = config.get("round") or {}
+    if place.get("order") != "rounds" or place.get("index") is None or not place.get("sweep"):
+        return None
+    return place["sweep"], place["index"]
 
 
 def _modified(path):
@@ -278,9 +301,36 @@ class Configuration:
             return "invalid"
         return "failed" if self.failed or not self.runs else self.first.status
 
+    @property
+    def measured(self):
+        """The ok runs the host did not disturb: the runs the statistics are made of."""
+        return [r for r in self.ok if not r.disturbed]
+
+    @property
+    def disturbed(self):
+        """The ok runs the host disturbed (host_state): kept, flagged, out of the statistics."""
+        return [r for r in self.ok if r.disturbed]
+
     def values(self, metric: Metric):
-        """The ok runs' values of a metric (those that have it)."""
-        return [v for v in (r.value(metric) for r in self.ok) if v is not None]
+        """The undisturbed ok runs' values of a metric (those that have it)."""
+        return [v for v in (r.value(metric) for r in self.measured) if v is not None]
+
+    def by_round(self, metric: Metric):
+        """{(sweep, round): value} of the undisturbed ok runs a sweep placed in rounds."""
+        found = {}
+        for run in self.measured:
+            value = run.value(metric)
+            if run.round is not None and value is not None:
+                found[run.round] = value
+        return found
+
+    @property
+    def tie_band(self):
+        """The tie band its runs were swept with (config.rounds.tie_band), else the default."""
+        from .. import paired
+
+        band = ((self.first.result.get("config") or {}).get("rounds") or {}).get("tie_band")
+        return band if isinstance(band, (int, float)) and band > 0 else paired.TIE_BAND
 
     def summary(self, metric: Metric) -> Optional[Summary]:
         """Median, spread and count of the ok runs' values, or None."""
@@ -380,7 +430,7 @@ class Grid:
             if len(members) < 2:
                 continue
             values = [dict(m.first.identity) for m in members]
-            keys = {k for v in values for k in v if not matches(k, PLACED)}
+            keys = {k for v in values for k in v if not matches(k, PLACED) and k != "twin"}
             variant_keys.setdefault(framework, set()).update(
                 k for k in keys if len({v.get(k) for v in values}) > 1
             )
@@ -397,6 +447,8 @@ class Grid:
             if len(frameworks[name]) > 1:
                 name += f" ({c.first.framework})"
             c.row = name + (f" [{', '.join(variant)}]" if variant else "")
+            if identity.get("twin", "null") != "null":  # the A/A control's second name
+                c.row += f" (A/A {json.loads(identity['twin'])})"
 
 
 def _show(value_json):

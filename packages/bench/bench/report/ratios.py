@@ -7,11 +7,17 @@ the interval holds the middle CONFIDENCE of those ratios. The draws are seeded (
 same runs always give the same interval. With fewer than two runs on a side there is no
 interval: one run says nothing about the spread.
 
+Runs a sweep placed in rounds (bench.run.rounds) are compared round by round instead: the
+ratio is the Hodges-Lehmann estimate of the rounds' log-ratios and its interval the exact
+signed-rank one (bench.paired), which a slow spell that lasts a round cannot tilt; six rounds
+are the fewest that give one. Disturbed runs (host_state) are in neither.
+
 A comparison calls A faster (or slower) than B only when
 - both configurations are ranked by their quality status (bench.report.quality: neither below
   its quality target nor at chance), and
-- the interval lies wholly above (or below) 1. An interval that holds 1 is "no difference
-  shown"; a ratio without an interval says so.
+- the interval lies wholly above (or below) 1 (from rounds: beyond the tie band, e.g. 2 %). An
+  interval that holds 1 is "no difference shown" (from rounds: a "tie"); a ratio without an
+  interval says so.
 
 `compare(metric, a, b)` is the one entry point: the ratio, its interval and both quality
 statuses (`python -m bench check` and `reproduce` use it as the report does);
@@ -24,6 +30,7 @@ from typing import Optional
 
 import numpy as np
 
+from .. import paired as pairing
 from . import quality
 from .collection import Configuration, Grid
 from .metrics import Metric
@@ -32,12 +39,13 @@ CONFIDENCE = 0.95
 RESAMPLES = 4000
 SEED = 0
 
-FASTER, SLOWER, NO_DIFFERENCE, NO_INTERVAL, NOT_COMPARED = (
+FASTER, SLOWER, NO_DIFFERENCE, NO_INTERVAL, NOT_COMPARED, TIE = (
     "faster",
     "slower",
     "no difference shown",
     "no interval",
     "not compared",
+    "tie",
 )
 
 
@@ -46,9 +54,10 @@ class Ratio:
     """How many times faster A ran than B (> 1: A faster; medians), with its interval."""
 
     ratio: float
-    low: Optional[float]  # None: fewer than two runs on a side
+    low: Optional[float]  # None: fewer than two runs on a side (paired: too few rounds)
     high: Optional[float]
     runs: tuple  # (runs of A, runs of B)
+    paired: Optional[pairing.Paired] = None  # from the rounds both ran in (bench.paired)
 
     @property
     def has_interval(self) -> bool:
@@ -59,7 +68,12 @@ class Ratio:
         return self.has_interval and self.low <= 1.0 <= self.high
 
     def interval_text(self) -> str:
-        """`1.05–1.20`, or `n=1: no interval`."""
+        """`1.05–1.20`, `1.05–1.20, 8 rounds`, `n=1: no interval`, `5 rounds: too few`."""
+        if self.paired is not None:
+            rounds = self.paired.rounds
+            if not self.has_interval:
+                return f"{rounds} round{'s' if rounds != 1 else ''}: too few"
+            return f"{self.low:.2f}–{self.high:.2f}, {rounds} rounds"
         if not self.has_interval:
             return "n=1: no interval"
         return f"{self.low:.2f}–{self.high:.2f}"
@@ -108,11 +122,16 @@ class Comparison:
 
     @property
     def verdict(self) -> str:
-        """FASTER or SLOWER (A against B), NO_DIFFERENCE, NO_INTERVAL or NOT_COMPARED."""
+        """FASTER or SLOWER (A against B), NO_DIFFERENCE, NO_INTERVAL or NOT_COMPARED; from
+        rounds (paired), TIE where the interval does not clear the tie band."""
         if not (self.quality_a.ranked and self.quality_b.ranked):
             return NOT_COMPARED
         if not self.ratio.has_interval:
             return NO_INTERVAL
+        if self.ratio.paired is not None:
+            return {pairing.FASTER: FASTER, pairing.SLOWER: SLOWER}.get(
+                self.ratio.paired.verdict, TIE
+            )
         if self.ratio.holds_one:
             return NO_DIFFERENCE
         return FASTER if self.ratio.ratio > 1 else SLOWER
@@ -132,12 +151,30 @@ class Comparison:
         return "; ".join(reasons)
 
 
+def from_rounds(metric: Metric, a: Configuration, b: Configuration) -> Optional[Ratio]:
+    """A against B from the rounds of one sweep both ran in (bench.paired: the Hodges-Lehmann
+    ratio and its signed-rank interval, the tie band theirs), or None where they share none."""
+    a_rounds, b_rounds = a.by_round(metric), b.by_round(metric)
+    shared = sorted(set(a_rounds) & set(b_rounds))
+    if not shared:
+        return None
+    p = pairing.paired(
+        [a_rounds[r] for r in shared],
+        [b_rounds[r] for r in shared],
+        metric.higher_is_better,
+        max(a.tie_band, b.tie_band),
+    )
+    return Ratio(p.ratio, p.low, p.high, (len(shared), len(shared)), p)
+
+
 def compare(metric: Metric, a: Configuration, b: Configuration) -> Optional[Comparison]:
-    """A against B by `metric` (None when either has no value of it)."""
+    """A against B by `metric` (None when either has no value of it): from the rounds both
+    ran in where they share any, else the bootstrap of their repeats."""
     a_values, b_values = a.values(metric), b.values(metric)
     if not a_values or not b_values:
         return None
-    return Comparison(a, b, bootstrap(metric, a_values, b_values), quality.of(a), quality.of(b))
+    ratio = from_rounds(metric, a, b) or bootstrap(metric, a_values, b_values)
+    return Comparison(a, b, ratio, quality.of(a), quality.of(b))
 
 
 def fastest(grid: Grid, task, column) -> Optional[Configuration]:

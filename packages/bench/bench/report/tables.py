@@ -268,7 +268,7 @@ def comparisons(grid: Grid):
             best = ratios.fastest(grid, task, column)
             if best is None:
                 continue
-            faster, same, unranked = [], [], []
+            faster, same, tied, unranked = [], [], [], []
             others = [
                 grid.cells[row, task, column]
                 for row in grid.rows
@@ -289,11 +289,13 @@ def comparisons(grid: Grid):
                 r = comparison.ratio
                 if comparison.verdict == ratios.NO_DIFFERENCE:
                     same.append(f"{c.row} ({r.ratio:.2f}×, {r.interval_text()})")
+                elif comparison.verdict == ratios.TIE:
+                    tied.append(f"{c.row} ({r.ratio:.2f}×, {r.interval_text()})")
                 elif comparison.verdict == ratios.NO_INTERVAL:
                     faster.append((f"{r.ratio:.2f}× faster than {c.row}", False))
                 else:
                     faster.append((f"{r.text()} faster than {c.row}", True))
-            if not (faster or same or unranked):
+            if not (faster or same or tied or unranked):
                 continue
             where = heading(task, column)
             parts = []
@@ -315,11 +317,18 @@ def comparisons(grid: Grid):
                     + ", ".join(same)
                     + ("" if faster else f" on {where}")
                 )
+            if tied:
+                band = max(best.tie_band, *(c.tie_band for c in others)) if others else 0
+                parts.append(
+                    f"a tie (within ±{band:.0%}, or not decided) between {best.row} and "
+                    + ", ".join(tied)
+                    + ("" if faster or same else f" on {where}")
+                )
             if unranked:
                 parts.append(
                     "not compared: "
                     + ", ".join(unranked)
-                    + ("" if faster or same else f" on {where}")
+                    + ("" if faster or same or tied else f" on {where}")
                 )
             sentence = "; ".join(parts)
             found.append((task, column, sentence[0].upper() + sentence[1:]))

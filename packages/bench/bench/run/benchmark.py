@@ -12,9 +12,11 @@ from bench_shared import contract, weights
 from .. import __version__, data, files, project_dir, signals
 from ..errors import BenchError, ConfigError, EnvironmentNotFound, Interrupted, UnsupportedError
 from . import (
+    canary,
     capabilities,
     environments,
     host_files,
+    hostwatch,
     launch,
     locks,
     profiles,
@@ -196,13 +198,17 @@ def _run(cfg, run_dir, place, learned, finish, overrides):
     # from the workers' start to the written result, a signal (a second SIGTERM at a time
     # limit, Ctrl-C) is recorded and acted on once all is written, never in between
     with signals.deferred() as pending:
-        raw = start_workers(cfg, python, run, run_dir, env, how, place.layout)
+        raw, canary_times = watched(
+            cfg, lambda: start_workers(cfg, python, run, run_dir, env, how, place.layout)
+        )
         if place.layout:
             learned["node"] = {
                 k: place.layout[k] for k in ("node", "nodes", "master_addr", "master_port")
             }
         result = finish(
-            _node_end(raw) if place.secondary else _measured(cfg, raw, run, python, lock_sha256)
+            _node_end(raw)
+            if place.secondary
+            else _measured(cfg, raw, run, python, lock_sha256, canary_times)
         )
     if pending or raw.get("interrupted"):
         interrupted = Interrupted(raw.get("interrupted") or pending.what)
@@ -211,10 +217,12 @@ def _run(cfg, run_dir, place, learned, finish, overrides):
     return result
 
 
-def _measured(cfg, raw, run, python, lock_sha256):
-    """How a run ended, from rank 0's raw result: validity, statistics, the host peak, and the
-    worker's environment against the lock that built it."""
+def _measured(cfg, raw, run, python, lock_sha256, canary_times=None):
+    """How a run ended, from rank 0's raw result: validity, statistics, the host peak, the
+    worker's environment against the lock that built it, and the host during its timed
+    windows."""
     ended = dict(raw, effective_task=run["task"])
+    ended.pop("host_samples", None)  # the samples' record is host_state, made below
     if run["task"]["kind"] == "train":
         ended["quality_target"] = run.get("quality_target")
     if "environment" in raw:
@@ -239,6 +247,8 @@ def _measured(cfg, raw, run, python, lock_sha256):
     host_peak = host_files.load_peak(cfg.data.cache_dir, cfg.device.name, cfg.device.index)
     ended["host_peak"] = host_files.peak_record(host_peak, cfg.precision.name)
     ended["stats"] = record.derive(ended, run["task"], ended["host_peak"])
+    if ended["status"] == "ok":
+        ended["host_state"] = host_state(cfg, raw, canary_times)
     return ended
 
 
@@ -246,6 +256,7 @@ def _node_end(raw):
     """How node k > 0 of a multi-node run ended: its ranks' exits, no statistics (rank 0
     measures)."""
     status = "interrupted" if raw.get("interrupted") else raw["status"]
+    raw.pop("host_samples", None)  # rank 0's node records the host state
     ended = {
         "status": status if status in ("ok", "interrupted") else "failed",
         "ranks": raw["ranks"],
@@ -283,15 +294,45 @@ def launch_of(cfg: Config):
 def start_workers(cfg: Config, python, run, run_dir, env, how, layout=None):
     """The worker(s) of a run, started `how` the framework declares for `devices` > 1
     (launch_of: contract.LAUNCHES); rank 0's raw result (with `layout`, a multi-node Slurm
-    step: this node's first rank's)."""
+    step: this node's first rank's), with the host's samples while they ran."""
+    every = cfg.watch.interval_s if cfg.watch.enabled else None
     if cfg.devices == 1 or how == "one_process":  # one worker (driving every device)
-        return launch.run_worker(python, run, run_dir, cfg.preset.timeout_s, env)
+        return launch.run_worker(python, run, run_dir, cfg.preset.timeout_s, env, every)
     cpus = sysinfo.usable_cpus() if cfg.device.name == "cpu" else None  # a share per rank
     if how == "processes":
         return launch.run_data_parallel(
-            python, run, run_dir, cfg.preset.timeout_s, env, cfg.devices, cpus, layout
+            python, run, run_dir, cfg.preset.timeout_s, env, cfg.devices, cpus, layout, every
         )
-    return launch.run_mpiexec(python, run, run_dir, cfg.preset.timeout_s, env, cfg.devices, cpus)
+    return launch.run_mpiexec(
+        python, run, run_dir, cfg.preset.timeout_s, env, cfg.devices, cpus, every
+    )
+
+
+def watched(cfg: Config, start):
+    """start() between the canary's two measurements (bench.run.canary): (its raw result,
+    the canary's times before and after, or None where it is off)."""
+    if not (cfg.watch.enabled and cfg.watch.canary_s > 0):
+        return start(), None
+    before = canary.measure(cfg.watch.canary_s)
+    raw = start()
+    if raw.get("status") != "ok" or raw.get("interrupted"):
+        return raw, None
+    return raw, (before, canary.measure(cfg.watch.canary_s))
+
+
+def host_state(cfg: Config, raw, canary_times):
+    """The result's host_state (bench.run.hostwatch.state) of an ok run."""
+    judged = None
+    if canary_times:
+        try:
+            judged = canary.judged(*canary_times, cfg.data.cache_dir)
+        except OSError as exc:  # a cache it cannot write: the run is still measured
+            print(f"bench: the canary's reference cannot be kept: {exc}", file=sys.stderr)
+    if not cfg.watch.enabled:
+        return {"watched": False, "why": "watch.enabled=false", "disturbed": False, "reasons": []}
+    return hostwatch.state(
+        raw.get("host_samples"), raw.get("windows"), judged, dataclasses.asdict(cfg.watch)
+    )
 
 
 def _now():

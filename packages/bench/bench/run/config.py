@@ -310,6 +310,56 @@ class ComparisonConfig:
 
 
 @dataclass
+class WatchConfig:
+    """The host watched during every run (bench.run.hostwatch, bench.run.canary): a run whose
+    timed windows the host disturbed beyond these thresholds is flagged `disturbed` (its status
+    stays ok), left out of the statistics and, in a sweep in rounds, run again."""
+
+    enabled: bool = True  # false: the result says the host was not watched
+    interval_s: float = 0.25  # how often /proc/stat and the run's CPU time are read
+    # each canary's budget, before and after the workers (0: no canary); a kernel is the best
+    # of its repeats in half of it
+    canary_s: float = 0.5
+    # at most this share of the CPUs' time in the timed windows stolen by the hypervisor
+    max_steal: float = 0.05
+    # ... taken by processes other than the run's (a CPU-bound neighbour on 2 cores: 0.5)
+    max_others: float = 0.10
+    # the canary at most this much slower than the host's reference (its fastest here)
+    max_canary_slowdown: float = 0.25
+
+
+@dataclass
+class RoundsConfig:
+    """How a `-m` sweep that repeats runs (bench.run.rounds): in rounds, each in a fresh seeded
+    random order, a disturbed run queued again, an A/A control, adaptive rounds."""
+
+    order: str = "rounds"  # rounds, or back_to_back (the command line's product order)
+    repeats: int = 1  # N > 1: every configuration N times (repeat=0..N-1), one a round
+    order_seed: int = 0  # the rounds' orders are drawn from it: a resumed sweep finds them
+    retries: int = 2  # a disturbed run queued again at most this often
+    max_extra: float = 0.25  # extra runs (again, adaptive) at most this share of the planned
+    # the A/A control: null (none), auto (the first configuration that runs here), or the
+    # overrides naming one ("framework=torch task=cnn"); it runs twice a round, as twin=copy
+    control: Optional[str] = None
+    adaptive: int = 0  # rounds added, at most, for configurations still undecided
+    tie_band: float = 0.02  # an order is claimed only beyond this (bench.paired)
+    # the 95 % interval of a configuration's median at most this wide (high / low - 1)
+    max_interval: float = 0.10
+
+
+@dataclass
+class RoundInfo:
+    """Where a sweep in rounds placed a run (set by bench.run.rounds, never by hand)."""
+
+    index: Optional[int] = None  # the round, from 0
+    of: Optional[int] = None  # rounds in the sweep (so far)
+    position: Optional[int] = None  # the run's place in its round's order, from 0
+    attempt: Optional[int] = None  # 2, 3, ...: run again after a disturbed attempt
+    order: Optional[str] = None  # rounds or back_to_back
+    sweep: Optional[str] = None  # the sweep's own name: runs pair within one sweep only
+
+
+@dataclass
 class Config:
     task: TaskConfig = MISSING
     framework: FrameworkConfig = MISSING
@@ -328,6 +378,13 @@ class Config:
     # apply this host's tuning profile (`python -m bench tune`; bench/run/profiles.py)
     tuned: bool = False
     comparison: ComparisonConfig = field(default_factory=ComparisonConfig)
+    watch: WatchConfig = field(default_factory=WatchConfig)
+    rounds: RoundsConfig = field(default_factory=RoundsConfig)
+    round: RoundInfo = field(default_factory=RoundInfo)
+    # a repeat of a sweep (rounds.repeats=N sets 0..N-1): like seed, not the configuration's
+    repeat: int = 0
+    # the A/A control's second name for one configuration (bench.run.rounds): null, or copy
+    twin: Optional[str] = None
 
 
 def _option_type(default):

@@ -14,7 +14,8 @@ INVALID, `reproduce` refuses it before anything runs.
 
 import math
 
-from . import record
+from . import canary as canary_module
+from . import hostwatch, record
 
 # two floats are the same figure within this (JSON keeps a float's every digit: the margin is
 # for arithmetic in another order, never for a figure edited by hand)
@@ -156,6 +157,53 @@ def _derived(result, task, problems):
             )
 
 
+def _host_state(result, problems):
+    """The host's figures and the disturbed flag against those derived again from the span's
+    counters, the canary's times and the thresholds recorded beside them."""
+    state = result.get("host_state")
+    if not isinstance(state, dict):
+        return
+    canary = state.get("canary")
+    if canary:
+        try:
+            slowdown = hostwatch_slowdown(canary)
+        except (KeyError, TypeError, ZeroDivisionError):
+            problems.append("host_state.canary: its times or its reference are missing")
+            return
+        if not _close(canary.get("slowdown", float("nan")), slowdown):
+            problems.append(
+                f"host_state.canary.slowdown: {_shown(canary.get('slowdown'))} does not follow "
+                f"from the canary's times ({slowdown:.4g})"
+            )
+    figures = {"steal": 0.0, "others": 0.0, "others_noise": 0.0}
+    if state.get("watched"):
+        try:
+            figures = hostwatch.figures(state["span"]["ticks"])
+        except (KeyError, TypeError):
+            problems.append("host_state.span: its ticks are missing")
+            return
+        for key, value in figures.items():
+            if not _number(state.get(key)) or abs(state[key] - value) > 1e-4:
+                problems.append(
+                    f"host_state.{key}: {_shown(state.get(key))} does not follow from the "
+                    f"span's ticks ({value:.4g})"
+                )
+    try:
+        disturbed, _ = hostwatch.verdict(figures, canary, state["thresholds"])
+    except (KeyError, TypeError):
+        problems.append("host_state.thresholds: missing")
+        return
+    if state.get("disturbed") is not disturbed:
+        problems.append(
+            f"host_state.disturbed: {_shown(state.get('disturbed'))} does not follow from the "
+            f"figures and thresholds ({disturbed})"
+        )
+
+
+def hostwatch_slowdown(canary):
+    return canary_module.slowdown(canary["before"], canary["after"], canary["reference"])
+
+
 def problems(result):
     """What in a result does not follow from its own measurements: ["field: why", ...]
     (empty: every figure follows)."""
@@ -173,4 +221,5 @@ def problems(result):
     measured = (_training if kind == "train" else _inference)(result, task, found)
     if measured and not found:
         _derived(result, task, found)
+    _host_state(result, found)
     return found

@@ -67,12 +67,19 @@ def _prepared(run_dir):
     return run_dir
 
 
-def run_worker(python, run, run_dir, timeout_s, env):
-    """One worker; its raw result with exit_code and output_tail added."""
+def run_worker(python, run, run_dir, timeout_s, env, watch_interval_s=None):
+    """One worker; its raw result with exit_code and output_tail added, and host_samples
+    (bench.run.hostwatch) where watch_interval_s asks for them."""
     run_dir = _prepared(run_dir)
     run_file, output = _write_run(run_dir, 0, run)
     with signals.deferred() as pending:
-        supervisor = Supervisor(timeout_s, pending, subject="worker", together=False)
+        supervisor = Supervisor(
+            timeout_s,
+            pending,
+            subject="worker",
+            together=False,
+            watch_interval_s=watch_interval_s,
+        )
         member = supervisor.start(
             worker_command(python, run_file, run), env, run_dir, run_dir / "worker.log"
         )
@@ -93,6 +100,7 @@ def run_worker(python, run, run_dir, timeout_s, env):
         raw = {"status": "failed", "error": reason, "timings": {}}
     raw["output_tail"] = list(member.tail)
     raw["exit_code"] = code
+    raw["host_samples"] = supervisor.host_samples()
     if pending:
         raw["interrupted"] = pending.what
     return raw
@@ -158,7 +166,9 @@ def _rank_entry(rank, raw, exit_code, pid, cpus):
     return entry
 
 
-def run_data_parallel(python, run, run_dir, timeout_s, env, devices, cpus=None, layout=None):
+def run_data_parallel(
+    python, run, run_dir, timeout_s, env, devices, cpus=None, layout=None, watch_interval_s=None
+):
     """N workers as one run: each with RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT
     (torchrun's variables), BENCH_WORKER_PORTS (a port for each rank, for frameworks whose
     every rank listens) and, on a CPU, pinned to its share of `cpus`; rank 0's output on the
@@ -182,7 +192,9 @@ def run_data_parallel(python, run, run_dir, timeout_s, env, devices, cpus=None, 
     offset = layout["rank_offset"] if layout else 0
     outputs, members = [], []
     with signals.deferred() as pending:
-        supervisor = Supervisor(timeout_s, pending, subject="the workers")
+        supervisor = Supervisor(
+            timeout_s, pending, subject="the workers", watch_interval_s=watch_interval_s
+        )
         try:
             for index in range(local):
                 rank = offset + index
@@ -228,6 +240,7 @@ def run_data_parallel(python, run, run_dir, timeout_s, env, devices, cpus=None, 
     )
     raw["output_tail"] = list(members[0].tail)
     raw["exit_code"] = members[0].code
+    raw["host_samples"] = supervisor.host_samples()
     return raw
 
 
@@ -259,7 +272,7 @@ def mpiexec_command(mpiexec, python, run_files, logs, run=None):
     return command
 
 
-def run_mpiexec(python, run, run_dir, timeout_s, env, devices, cpus=None):
+def run_mpiexec(python, run, run_dir, timeout_s, env, devices, cpus=None, watch_interval_s=None):
     """N workers as one MPI job (`mpiexec -n 1 worker run.json : -n 1 worker run.rank1.json
     ...`): MPI gives each its rank (OMPI_COMM_WORLD_*, read by bench_shared.distributed), the
     framework joins them over MPI in setup(). On a CPU each rank pins itself to its share of
@@ -298,6 +311,7 @@ def run_mpiexec(python, run, run_dir, timeout_s, env, devices, cpus=None):
             subject=f"mpiexec and its {devices} workers",
             check=a_rank_failed,
             session=True,
+            watch_interval_s=watch_interval_s,
         )
         job = supervisor.start(
             mpiexec_command(mpiexec, python, run_files, logs, run),
@@ -334,5 +348,6 @@ def run_mpiexec(python, run, run_dir, timeout_s, env, devices, cpus=None):
     )
     raw["output_tail"] = list(job.tail)
     raw["exit_code"] = ranks[0]["exit_code"]
+    raw["host_samples"] = supervisor.host_samples()
     raw["mpiexec"] = {"path": mpiexec, "version": version, "exit_code": job.code}
     return raw

@@ -165,9 +165,10 @@ def flatten(tree, prefix=""):
 
 
 # result.json's layout; result.schema.json beside this module describes it. 2 added the
-# worker's environment, the learning curve and the quality target; version 1 still reads
-SCHEMA_VERSION = 2
-READABLE_VERSIONS = (1, 2)
+# worker's environment, the learning curve and the quality target; 3 the host's state during
+# the timed windows and the round of a sweep; versions 1 and 2 still read
+SCHEMA_VERSION = 3
+READABLE_VERSIONS = (1, 2, 3)
 SCHEMA = Path(__file__).resolve().parent / "result.schema.json"
 
 

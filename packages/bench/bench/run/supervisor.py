@@ -21,6 +21,7 @@ from bench_shared import progress as events
 
 from .. import signals
 from ..console import ProgressView
+from . import hostwatch
 
 TAIL_LINES = 60
 # a process that died of a signal that ends runs (SIGTERM, SIGINT, SIGUSR2) while none has
@@ -80,6 +81,7 @@ class Supervisor:
         check=None,
         check_every_s=0.5,
         session=False,
+        watch_interval_s=None,
     ):
         self.timeout_s, self.pending, self.together = timeout_s, pending, together
         self.subject = subject  # what the reasons name: "worker", "the workers", ...
@@ -87,6 +89,10 @@ class Supervisor:
         self.members = []
         self.watchers = []  # a thread per process, writing to the exits pipe when it exits
         self.view = ProgressView()
+        # the host watched while the processes run (None: not watched)
+        self.sampler = (
+            hostwatch.Sampler(watch_interval_s, session=session) if watch_interval_s else None
+        )
         self._exits_read, self._exits_write = os.pipe()
 
     def start(
@@ -130,10 +136,16 @@ class Supervisor:
             pump.start()
         member = Member(name, proc, tail, log, pumps)
         self.members.append(member)
+        if self.sampler is not None:
+            self.sampler.add(proc.pid)
         watcher = threading.Thread(target=self._watch, args=(proc,), daemon=True)
         watcher.start()
         self.watchers.append(watcher)
         return member
+
+    def host_samples(self):
+        """What the sampler saw (bench.run.hostwatch.Sampler.record), or None: not watched."""
+        return self.sampler.record() if self.sampler is not None else None
 
     def _watch(self, proc):
         proc.wait()
@@ -163,6 +175,8 @@ class Supervisor:
         try:
             return self._wait()
         finally:
+            if self.sampler is not None:
+                self.sampler.stop()
             self.kill()
             for member in self.members:
                 for pump in member.pumps:

@@ -23,10 +23,12 @@ from .. import conf_dir, files
 from . import environments, record, summary
 from .config import override_key
 
-# top-level keys that steer the sweep but are not part of a job's identity
-SWEEP_KEYS = ("redo", "sweep", "comparison")
-# overrides left out of a sweep's name: comparison=smoke names its sweep, require_all does not
+# top-level keys that steer the sweep (or watch the host) but are not part of a job's identity
+SWEEP_KEYS = ("redo", "sweep", "comparison", "rounds", "round", "watch")
+# overrides left out of a sweep's name: comparison=smoke names its sweep, require_all does not;
+# how the rounds run or the host is watched neither
 UNNAMED_KEYS = ("redo", "sweep", "comparison.require_all")
+UNNAMED_PREFIXES = ("rounds.", "round.", "watch.")
 DONE = ("ok", "unsupported")  # statuses a re-run keeps; the others are retried
 MAX_NAME = 120
 
@@ -59,7 +61,12 @@ def sweep_name(sweep, overrides) -> str:
     if sweep:
         check_name(sweep)
         return str(sweep)
-    kept = sorted(str(o) for o in overrides if override_key(str(o)) not in UNNAMED_KEYS)
+    kept = sorted(
+        str(o)
+        for o in overrides
+        if override_key(str(o)) not in UNNAMED_KEYS
+        and not override_key(str(o)).startswith(UNNAMED_PREFIXES)
+    )
     return bounded_name("_".join(kept) or "defaults")
 
 
@@ -172,7 +179,18 @@ class JobCounter:
             return
         elapsed = time.monotonic() - self.started
         of = f" of {self.total}" if self.total else ""
-        line = f"sweep: job {index + 1}{of} ({' '.join(overrides) or 'defaults'})"
+        place = {
+            override_key(o).removeprefix("round."): o.split("=", 1)[1]
+            for o in overrides
+            if o.startswith("round.")
+        }
+        shown = [o for o in overrides if not o.startswith("round.")]
+        line = f"sweep: job {index + 1}{of}"
+        if place.get("order") == "rounds" and place.get("index", "").isdigit():
+            line += f", round {int(place['index']) + 1} of {place.get('of')}"
+            if place.get("attempt", "1") != "1":
+                line += f", attempt {place['attempt']}"
+        line += f" ({' '.join(shown) or 'defaults'})"
         if self.finished:
             line += f"; {self.finished} finished in {clock(elapsed)}"
             if self.total:
@@ -210,6 +228,13 @@ def count_jobs(task_overrides, sweeper_params):
                 return None
             total *= len(list(override.sweep_string_iterator()))
     return total
+
+
+def planned_jobs(total):
+    """The number of runs a sweep in rounds planned (bench.run.rounds), for the job lines."""
+    outcome = current.get()
+    if outcome is not None and outcome.jobs.started is not None:
+        outcome.jobs.total = total
 
 
 # The Outcome that bench.run.main.main() was given, for the length of that call: the
