@@ -10,7 +10,7 @@ import sys
 import textwrap
 
 from . import __version__, conf_dir, files, project_dir, signals
-from .errors import Interrupted
+from .errors import ConfigError, Interrupted
 
 # name -> (module with main(argv), one line for the help)
 SUBCOMMANDS = {
@@ -236,7 +236,7 @@ def run(argv) -> int:
             raise
         line, status = failure(exc)
         print(line, file=sys.stderr, flush=True)
-        if outcome.sweep_dir:
+        if outcome.sweep_dir and status != 2:  # a refused setting ran nothing to sum up
             outcome.sweep_ended()
         return status
     comparison = any(arg.startswith("comparison=") for arg in argv)
@@ -261,6 +261,9 @@ def failure(exc):
             ), 1
     if str(chain[0]).startswith("bench: "):  # already one line (bench.run.rundirs)
         return str(chain[0]), 1
+    config_errors = [e for e in chain if isinstance(e, ConfigError)]
+    if config_errors:  # a sweep's setting refused before any job (bench.run.rounds)
+        return f"bench: {config_errors[0]}", 2
     config_error = overrides.hydra_error(chain[0])
     if config_error:
         return f"bench: {config_error}", 2

@@ -83,6 +83,17 @@ def packages_text(finding):
     return "; ".join(finding.packages) if finding.packages else "the same packages"
 
 
+def busy_text(side, configuration: Configuration) -> str:
+    """`the host was busy during the current runs (other processes took 48 % of the CPUs'
+    time ...; 3 of 3 runs disturbed)`."""
+    runs = configuration.disturbed
+    reasons = "; ".join(runs[0].host_reasons) or "flagged disturbed"
+    return (
+        f"the host was busy during {side} runs ({reasons}; {len(runs)} of "
+        f"{len(configuration.ok)} runs disturbed)"
+    )
+
+
 def not_measured(metric: Metric, configuration: Configuration) -> str:
     """Why runs that are ok have no value of `metric`, in a few words."""
     if metric.name == "time_to_target":
@@ -98,6 +109,13 @@ def judge(metric: Metric, base, now, slower, accuracy_drop, min_runs):
         return (f"{now.status} (baseline {base.status})", False, None, None)
     if now.status != "ok":
         return (now.status, now.status not in NOT_FLAGGED, None, None)
+    busy = [
+        busy_text(side, c)
+        for side, c in (("the current", now), ("the baseline's", base))
+        if c.disturbed and len(c.values(metric)) < min_runs
+    ]
+    if busy:  # the host, not the configuration: never "slower"
+        return (f"not judged: {'; '.join(busy)}", False, None, None)
     missing = [side for side, c in (("now", now), ("baseline", base)) if not c.values(metric)]
     if missing:  # the rest of the report stands; this configuration is said, not compared
         return (

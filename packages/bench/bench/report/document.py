@@ -153,11 +153,12 @@ def build(
                     {
                         "commit": p.commit,
                         "date": p.date,
-                        "median": p.summary.median,
-                        "low": p.summary.low,
-                        "high": p.summary.high,
-                        "n": p.summary.n,
+                        "median": p.summary.median if p.summary else None,
+                        "low": p.summary.low if p.summary else None,
+                        "high": p.summary.high if p.summary else None,
+                        "n": p.summary.n if p.summary else 0,
                         **({"change": p.verdict.kind} if p.verdict else {}),
+                        **({"not_judged": p.busy} if p.busy else {}),
                     }
                     for p in s.points
                 ],

@@ -2,18 +2,22 @@
 them, in the way MLPerf's submission checker marks a bundle valid or invalid. Checked per
 configuration (the repeats of one composed config on one kind of hardware) by `python -m
 bench check` (bench.tools.check); docs/trust.md lists the same rules (a test holds them equal).
+The rules on the bundle as a whole (its A/A control, the host's trend, two bundles' agreement)
+are bench.report.bundle's.
 
 A rule says why a configuration breaks it in one line, or None. Thresholds are the command's
-options, with these defaults.
+options, with these defaults: six undisturbed runs (five pairs cannot reach 95 % in an exact
+signed-rank test: bench.paired), and the median's 95 % interval at most 10 % wide.
 """
 
 from dataclasses import dataclass
 from typing import Callable, Optional
 
+from .. import paired
 from .collection import Configuration
 
-MIN_RUNS = 3  # repeats a configuration needs
-MAX_SPREAD = 0.15  # how far the repeats' fastest may be from their slowest: max / min - 1
+MIN_RUNS = paired.MIN_ROUNDS  # undisturbed runs a configuration needs
+MAX_INTERVAL = 0.10  # how wide the median's 95 % interval may be: high / low - 1
 # the environment's relation to its lock that a rankable run may have (bench.run.locks)
 LOCK_STATUSES = ("locked", "override")
 
@@ -21,7 +25,7 @@ LOCK_STATUSES = ("locked", "override")
 @dataclass(frozen=True)
 class Thresholds:
     min_runs: int = MIN_RUNS
-    max_spread: float = MAX_SPREAD
+    max_interval: float = MAX_INTERVAL
 
 
 @dataclass(frozen=True)
@@ -118,27 +122,38 @@ def _target(c, metric, limits):
     return _each(c, why)
 
 
-def _repeats(c, metric, limits):
-    n = len(c.runs)
-    return None if n >= limits.min_runs else f"{n} run(s); at least {limits.min_runs} needed"
+def _undisturbed(c, metric, limits):
+    n, disturbed = len(c.measured), c.disturbed
+    if n >= limits.min_runs:
+        return None
+    why = f"{n} undisturbed run(s); at least {limits.min_runs} needed"
+    if disturbed:
+        reasons = disturbed[0].host_reasons
+        why += (
+            f" ({len(disturbed)} disturbed by the host, left out: e.g. "
+            f"{'; '.join(reasons) or 'flagged'})"
+        )
+    return why
 
 
-def spread_broken(c, metric, limits=None):
-    """Why the configuration's runs lie too far apart to rank, or None. The spread is the
-    table cell's: min-max, and from IQR_FROM runs the interquartile range, so that a noisy
-    machine's one slow run among five does not decide (as MLPerf drops the extremes)."""
+def interval_broken(c, metric, limits=None):
+    """Why the configuration's median is too uncertain to rank, or None: its 95 % interval
+    (order statistics: bench.paired.median_interval) wider than max_interval. A rule with
+    nothing to judge refuses; with too few runs for an interval the undisturbed rule speaks."""
     limits = limits or Thresholds()
-    summary = c.summary(metric)
-    if summary is None and c.ok:
+    values = c.values(metric)
+    if not values and c.ok:
         return nothing_to_judge(c, metric)
-    if summary is None or summary.n < 2 or summary.low <= 0:
-        return None  # the repeats rule speaks for it
-    spread = summary.high / summary.low - 1
-    if spread > limits.max_spread:
-        between = "the quartiles" if summary.iqr else "the extremes"
+    interval = paired.median_interval(values)
+    if interval is None or interval[0] <= 0:
+        return None
+    low, high = interval
+    width = high / low - 1
+    if width > limits.max_interval:
         return (
-            f"its {metric.title} differs by {spread:.0%} between {between} of "
-            f"{summary.n} runs (at most {limits.max_spread:.0%})"
+            f"its median {metric.title}'s 95 % interval is {width:.0%} wide ({low:.4g} to "
+            f"{high:.4g}, {len(values)} runs; at most {limits.max_interval:.0%}): more rounds "
+            f"(rounds.adaptive) or a quieter host"
         )
     return None
 
@@ -169,12 +184,17 @@ RULES = (
     ),
     Rule("steady", "a training run measured a steady state (two epochs or more)", _steady),
     Rule("target", "a training run reached its task's quality target", _target),
-    Rule("repeats", "the configuration has enough repeats (`--min-runs`, default 3)", _repeats),
     Rule(
-        "spread",
-        "its repeats are close enough to rank: the fastest at most 15 % above the "
-        "slowest (`--max-spread`; from five runs, the upper quartile above the lower)",
-        spread_broken,
+        "undisturbed",
+        "the configuration has enough runs the host did not disturb (`--min-runs`, default "
+        "6: five pairs cannot reach 95 % in an exact signed-rank test)",
+        _undisturbed,
+    ),
+    Rule(
+        "interval",
+        "its median is certain enough to rank: the 95 % interval of the median of its "
+        "undisturbed runs at most 10 % wide (`--max-interval`)",
+        interval_broken,
     ),
 )
 

@@ -23,9 +23,10 @@ from .verdict import SLOWER, Verdict, judge
 class Point:
     commit: str
     date: str  # the earliest finish of its runs (ISO 8601)
-    values: list
-    summary: Summary
+    values: list  # of its undisturbed runs
+    summary: Optional[Summary]  # None: every run of it was disturbed
     verdict: Optional[Verdict] = None  # against the point before
+    busy: str = ""  # why it is not judged: the host disturbed its runs
 
 
 @dataclass
@@ -44,14 +45,17 @@ def series(grid: Grid, min_change=0.05, min_runs=2):
     """[Series] of every configuration with results of two commits (or dates) or more."""
     found = []
     for c in grid.configurations:
-        by_point = {}
+        by_point, disturbed = {}, {}
         for run in c.ok:
             value = run.value(grid.metric)
             if value is None:
                 continue
             key = run.commit or run.date[:10]
             date, values = by_point.get(key, (run.date, []))
-            by_point[key] = (min(date, run.date), values + [value])
+            if run.disturbed:  # the host's, not the configuration's: out of the figure
+                disturbed.setdefault(key, []).append(run)
+                value = None
+            by_point[key] = (min(date, run.date), values + ([value] if value is not None else []))
         if len(by_point) < 2:
             continue
         points = sorted(
@@ -61,7 +65,17 @@ def series(grid: Grid, min_change=0.05, min_runs=2):
             ),
             key=lambda p: p.date,
         )
+        for point in points:
+            runs = disturbed.get(point.commit) or []
+            if runs and len(point.values) < min_runs:
+                point.busy = (
+                    f"not judged: the host was busy during its runs ("
+                    f"{'; '.join(runs[0].host_reasons) or 'flagged disturbed'}; {len(runs)} "
+                    f"disturbed)"
+                )
         for before, point in zip(points, points[1:]):
+            if point.busy or before.busy or not point.values or not before.values:
+                continue
             point.verdict = judge(grid.metric, point.values, before.values, min_change, min_runs)
         found.append(Series(c.row, c.task, c.column, points))
     return sorted(found, key=lambda s: (s.task, s.row.lower(), s.column))
@@ -80,14 +94,18 @@ def markdown(found, metric: Metric, min_runs=2) -> str:
         )
     rows = []
     for s in found:
-        for point in s.points:
-            change = point.verdict.text(min_runs) if point.verdict else "first"
+        for i, point in enumerate(s.points):
+            change = (
+                point.busy
+                or (point.verdict.text(min_runs) if point.verdict else "")
+                or ("first" if i == 0 else "not judged")
+            )
             rows.append(
                 [
                     s.label,
                     point.date[:19],
                     short_commit(point.commit),
-                    point.summary.text(number),
+                    point.summary.text(number) if point.summary else "-",
                     change,
                 ]
             )
@@ -127,11 +145,12 @@ def write_csv(found, path: Path):
                         s.column,
                         p.date,
                         p.commit,
-                        p.summary.median,
-                        p.summary.low,
-                        p.summary.high,
-                        p.summary.n,
-                        p.verdict.kind if p.verdict else "",
+                        *(
+                            (p.summary.median, p.summary.low, p.summary.high, p.summary.n)
+                            if p.summary
+                            else ("", "", "", 0)
+                        ),
+                        p.verdict.kind if p.verdict else ("not judged" if p.busy else ""),
                     ]
                 )
 
@@ -153,20 +172,21 @@ def figures(found, metric: Metric):
                 firsts[key] = min(firsts.get(key, p.date), p.date)
         order = sorted(firsts, key=firsts.get)
         for i, s in enumerate(mine):
-            xs = [order.index(p.commit or p.date[:10]) for p in s.points]
+            shown = [p for p in s.points if p.summary is not None]  # not the host-busy ones
+            xs = [order.index(p.commit or p.date[:10]) for p in shown]
             axes.errorbar(
                 xs,
-                [p.summary.median for p in s.points],
+                [p.summary.median for p in shown],
                 yerr=[
-                    [p.summary.median - p.summary.low for p in s.points],
-                    [p.summary.high - p.summary.median for p in s.points],
+                    [p.summary.median - p.summary.low for p in shown],
+                    [p.summary.high - p.summary.median for p in shown],
                 ],
                 marker="o",
                 capsize=3,
                 color=f"C{i}",
                 label=s.label,
             )
-            for x, p in zip(xs, s.points):
+            for x, p in zip(xs, shown):
                 if p.verdict and p.verdict.changed:
                     slower = p.verdict.kind == SLOWER
                     axes.plot(

@@ -25,7 +25,7 @@ NOT_OK = {
     "interrupted": "interrupted",
 }
 NO_STEADY = "†"  # a training cell under a steady-state heading whose runs had one epoch
-TOO_SPREAD = "‡"  # a cell whose runs lie further apart than `bench check` lets a bundle rank
+TOO_SPREAD = "‡"  # a cell whose median is more uncertain than `bench check` lets a bundle rank
 NOT_REACHED = "not reached"
 
 
@@ -45,11 +45,14 @@ def marked(configuration, metric) -> bool:
 
 
 def too_spread(configuration, metric) -> bool:
-    """Its runs break `bench check`'s spread rule (bench.report.fitness) on this metric; a time
-    to the target, which moves by whole epochs, is not held to it."""
+    """Its runs break `bench check`'s interval rule (bench.report.fitness) on this metric: the
+    median's 95 % interval too wide; a time to the target, which moves by whole epochs, is not
+    held to it."""
     if metric.name == "time_to_target" or configuration.status != "ok":
         return False
-    return fitness.spread_broken(configuration, metric) is not None
+    return bool(configuration.values(metric)) and (
+        fitness.interval_broken(configuration, metric) is not None
+    )
 
 
 def legend(grid: Grid) -> str:
@@ -85,9 +88,9 @@ def legend(grid: Grid) -> str:
         )
     if any(too_spread(c, m) for c in ok):
         text += (
-            f" {TOO_SPREAD}: its runs lie further apart than `python -m bench check` lets a "
-            f"bundle rank (the fastest more than {fitness.MAX_SPREAD * 100:g} % above the slowest; "
-            f"from five runs, the upper quartile above the lower)."
+            f" {TOO_SPREAD}: its median is less certain than `python -m bench check` lets a "
+            f"bundle rank (the 95 % interval of the median of its undisturbed runs more than "
+            f"{fitness.MAX_INTERVAL:.0%} wide)."
         )
     statuses = [quality.of(c) for c in ok]
     intervals = any((found := _relative(grid, c)[1]) and found.ratio.has_interval for c in ok)

@@ -9,9 +9,11 @@ know before trusting a cell or a ratio.
 - quality: a configuration below its quality target or at chance (bench.report.quality), one
   line each: it is not ranked;
 - fit to rank: configurations that break one of `python -m bench check`'s rules that no other
-  warning or mark says (a spread past its 15 %, marked ‡ in the table; a tree with
-  uncommitted changes; an environment off its lock; two runs where it asks three), one line a
-  rule;
+  warning or mark says (a median whose 95 % interval is wider than 10 %, marked ‡ in the
+  table; a tree with uncommitted changes; an environment off its lock; fewer undisturbed runs
+  than six), one line a rule;
+- disturbed: runs the host disturbed (bench.run.hostwatch), left out of the statistics, one
+  line for all of them with the first reason;
 - steady state: training runs of one epoch under a steady-state heading (their figure
   includes the warm-up), or the note that the table fell back to the throughput over every
   epoch because no run measured a steady state.
@@ -65,6 +67,7 @@ def warnings(grid: Grid):
         if not q.ranked:
             lines.append(f"{_label(c)}: {q.reason()}; not ranked.")
     lines += wide(ok, metric)
+    lines += disturbed(ok)
     lines += unfit(grid, ok)
     single = [c for c in ok if len(c.values(metric)) == 1]
     if single:
@@ -104,9 +107,23 @@ def wide(ok, metric):
     ]
 
 
+def disturbed(ok):
+    """One line for the runs the host disturbed: how many, in which configurations, and the
+    first one's reasons; they are out of the statistics."""
+    found = [(c, r) for c in ok for r in c.disturbed]
+    if not found:
+        return []
+    configurations = list({id(c): c for c, _ in found}.values())
+    reasons = "; ".join(found[0][1].host_reasons) or "flagged"
+    return [
+        f"{len(found)} run{'s' if len(found) > 1 else ''} disturbed by the host, kept but left "
+        f"out of the statistics ({_names(configurations)}; e.g. {reasons})."
+    ]
+
+
 # the check's rules a warning line here says; the others show elsewhere (status in the cell,
 # steady state as †, the quality target in the quality lines, one run in the n = 1 line)
-UNFIT_SAID = ("commit", "lock", "repeats", "spread")
+UNFIT_SAID = ("commit", "lock", "undisturbed", "interval")
 
 
 def unfit(grid: Grid, ok):
@@ -115,18 +132,18 @@ def unfit(grid: Grid, ok):
     broken = {}
     for c in ok:
         for name, _ in fitness.judge(c, grid.metric).broken:
-            if name == "spread" and not too_spread(c, grid.metric):
+            if name == "interval" and not too_spread(c, grid.metric):
                 continue  # a time to the target moves by whole epochs
-            if name == "repeats" and len(c.runs) < 2:
+            if name == "undisturbed" and len(c.runs) < 2:
                 continue  # the n = 1 line
             if name in UNFIT_SAID:
                 broken.setdefault(name, []).append(c)
     why = {
         "commit": "their runs' code commit is unknown or the tree had uncommitted changes",
         "lock": "their environments were not built from a lock, or drifted from it",
-        "repeats": f"fewer than {fitness.MIN_RUNS} runs",
-        "spread": f"their runs lie more than {fitness.MAX_SPREAD * 100:g} % apart, from five "
-        f"runs their quartiles ({TOO_SPREAD} in the table)",
+        "undisturbed": f"fewer than {fitness.MIN_RUNS} runs the host did not disturb",
+        "interval": f"their median's 95 % interval is more than {fitness.MAX_INTERVAL:.0%} "
+        f"wide ({TOO_SPREAD} in the table)",
     }
     return [
         f"Not fit to rank by `python -m bench check` ({name}: {why[name]}): {_names(broken[name])}."

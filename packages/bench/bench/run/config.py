@@ -319,7 +319,7 @@ class WatchConfig:
     interval_s: float = 0.25  # how often /proc/stat and the run's CPU time are read
     # each canary's budget, before and after the workers (0: no canary); a kernel is the best
     # of its repeats in half of it
-    canary_s: float = 0.5
+    canary_s: float = 0.3
     # at most this share of the CPUs' time in the timed windows stolen by the hypervisor
     max_steal: float = 0.05
     # ... taken by processes other than the run's (a CPU-bound neighbour on 2 cores: 0.5)
@@ -337,7 +337,7 @@ class RoundsConfig:
     repeats: int = 1  # N > 1: every configuration N times (repeat=0..N-1), one a round
     order_seed: int = 0  # the rounds' orders are drawn from it: a resumed sweep finds them
     retries: int = 2  # a disturbed run queued again at most this often
-    max_extra: float = 0.25  # extra runs (again, adaptive) at most this share of the planned
+    max_extra: float = 0.5  # extra runs (again, adaptive) at most this share of the planned
     # the A/A control: null (none), auto (the first configuration that runs here), or the
     # overrides naming one ("framework=torch task=cnn"); it runs twice a round, as twin=copy
     control: Optional[str] = None

@@ -8,6 +8,7 @@ def label(result):
     return (
         f"{c['framework']['name']} {c['task']['name']} {c['device']['name']} "
         f"{c['precision']['name']} preset={c['preset']['name']}"
+        + (f" twin={c['twin']}" if c.get("twin") else "")  # the A/A control's second name
     )
 
 

@@ -338,8 +338,20 @@ def main(argv):
         return 1
     metric = headline({runs[0].preset})
     kind = runs[0].kind
-    new = [metric.value(r, kind) for r in again]
-    old = [r.value(metric) for r in runs]
+    busy = [r for r in again if (r.get("host_state") or {}).get("disturbed")]
+    new = [metric.value(r, kind) for r in again if r not in busy]
+    old = [r.value(metric) for r in runs if not r.disturbed]
+    if len(new) < args.min_runs or len(old) < args.min_runs:  # the host's, not the install's
+        side = "the new runs" if len(new) < args.min_runs else "the original runs"
+        flagged = busy or [r.result for r in runs if r.disturbed]
+        reasons = "; ".join((flagged[0].get("host_state") or {}).get("reasons") or [])
+        print(
+            f"reproduce: {summary.label(result)}: not judged: the host was busy during {side} "
+            f"({reasons or 'flagged disturbed'}; {len(flagged)} disturbed, "
+            f"{min(len(new), len(old))} undisturbed where {args.min_runs} are needed); new "
+            f"runs: {out}"
+        )
+        return 1
     judged = verdict.judge(metric, new, old, args.min_change, args.min_runs)
     figures = (
         f"{judged.ratio:.2f}× ({judged.low:.2f}–{judged.high:.2f}) the original's "

@@ -251,8 +251,8 @@ def comparison_sections(report):
                 s.label,
                 p.date[:19],
                 history.short_commit(p.commit),
-                p.summary.text(tables.number),
-                p.verdict.text() if p.verdict else "first",
+                p.summary.text(tables.number) if p.summary else "-",
+                p.busy or (p.verdict.text() if p.verdict else "first"),
             ]
             for s in report.history
             for p in s.points
