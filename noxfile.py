@@ -20,6 +20,9 @@ import json
 import os
 import re
 import shlex
+import ssl
+import subprocess
+import sys
 import tempfile
 from collections import namedtuple
 from datetime import datetime, timezone
@@ -44,6 +47,98 @@ _spec = importlib.util.spec_from_file_location(
 )
 system = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(system)
+# Behind a proxy that intercepts TLS (a corporate or university network) pip works where uv
+# does not: pip trusts the system's certificates and reads its configuration's `cert` and
+# index, uv trusts only its own bundled roots and reads no pip configuration. So uv is given the
+# certificates and the index pip would use (uv_settings, below, where the user set neither for
+# uv), is asked once whether it reaches the index (uv_reaches), and a session falls back to
+# pip, saying so in one line, where it does not.
+UV_TLS_VARIABLES = ("SSL_CERT_FILE", "SSL_CERT_DIR", "UV_NATIVE_TLS", "UV_SYSTEM_CERTS")
+UV_INDEX_VARIABLES = ("UV_DEFAULT_INDEX", "UV_INDEX_URL")
+
+
+def pip_settings(environ=None, listing=None):
+    """What pip would use to reach its index: {cert, index-url, extra-index-url, find-links}
+    from its configuration files (`pip config list`, or `listing`: its output) and its PIP_*
+    variables, which win."""
+    environ = os.environ if environ is None else environ
+    if listing is None:
+        try:
+            listing = subprocess.run(
+                [sys.executable, "-m", "pip", "config", "list"],
+                capture_output=True,
+                text=True,
+                timeout=60,
+            ).stdout
+        except (OSError, subprocess.SubprocessError):
+            listing = ""
+    found = {}
+    for line in listing.splitlines():
+        key, sep, value = line.partition("=")
+        if sep and not key.startswith(":env:"):
+            found[key.rsplit(".", 1)[-1]] = value.strip().strip("'\"")
+    for name in ("cert", "index-url", "extra-index-url", "find-links"):
+        variable = "PIP_" + name.upper().replace("-", "_")
+        if environ.get(variable):
+            found[name] = environ[variable]
+    return {
+        k: v
+        for k, v in found.items()
+        if k in ("cert", "index-url", "extra-index-url", "find-links")
+    }
+
+
+def system_certificates():
+    """The system's CA bundle, the one pip and OpenSSL trust (None where there is none)."""
+    paths = ssl.get_default_verify_paths()
+    for path in (paths.cafile, paths.openssl_cafile):
+        if path and os.path.isfile(path):
+            return path
+    return None
+
+
+def uv_settings(environ, pip):
+    """({variable: value} that let uv reach the index pip reaches, [one line for each part of
+    pip's configuration uv is not given]): the certificates (pip's `cert`, else the system's)
+    and pip's index-url, where the user set none of uv's own; extra indexes and find-links are
+    said, not passed (a machine's local wheel directory must not change what a lock installs)."""
+    found, notes = {}, []
+    if not any(environ.get(v) for v in UV_TLS_VARIABLES):
+        cert = pip.get("cert") if os.path.isfile(pip.get("cert") or "") else system_certificates()
+        if cert:
+            found["SSL_CERT_FILE"] = cert
+    if pip.get("index-url") and not any(environ.get(v) for v in UV_INDEX_VARIABLES):
+        found["UV_DEFAULT_INDEX"] = pip["index-url"]
+    for name, variable in (("extra-index-url", "UV_INDEX"), ("find-links", "UV_FIND_LINKS")):
+        if pip.get(name) and not environ.get(variable):
+            notes.append(
+                f"pip's {name} ({pip[name]}) is not passed to uv, which reads no pip "
+                f"configuration: {variable}=... passes it"
+            )
+    return found, notes
+
+
+def uv_reaches(uv, python, requirement, environ=None):
+    """(whether uv reaches the index for `requirement` ("name==version"), why not: the last
+    line uv said): a dry run that resolves it from the index, installs nothing."""
+    done = subprocess.run(
+        [uv, "pip", "install", "--dry-run", "--no-deps", "--python", python, requirement],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=dict(os.environ if environ is None else environ),
+    )
+    if done.returncode == 0:
+        return True, None
+    lines = [line.strip() for line in done.stderr.splitlines() if line.strip()]
+    telling = [line for line in lines if "certificate" in line or line.startswith("error")]
+    return False, ((telling or lines)[-1] if lines else f"uv exited with status {done.returncode}")
+
+
+_UV_SET, _UV_NOTES = uv_settings(os.environ, pip_settings())
+for _variable, _value in _UV_SET.items():
+    os.environ.setdefault(_variable, _value)
+
 RUNTIME = ("shared", "packages/bench")  # the orchestrator and the runtime, editable
 SHARED_E2E = "packages/bench/tests_frameworks"  # every framework's smoke runs, from `bench`
 CONFORMANCE = "shared/tests/test_conformance.py"  # every framework's maths, in-process
@@ -269,7 +364,7 @@ PYTHON36_CODE = (
 # The `_e2e` sessions and `r` install core's lock: the orchestrator's.
 TOOLS = {
     "lint": (("ruff==0.17.6",), ()),  # pinned: a new ruff's rules must not fail CI on its day
-    "core": (("pytest", "nox"), ("shared", "packages/bench[slurm,test]")),
+    "core": (("pytest", "nox", "uv"), ("shared", "packages/bench[slurm,test]")),
     "slurm": (("pytest",), ("shared", "packages/bench[slurm]")),
 }
 
@@ -371,6 +466,7 @@ def install(session, lock, folders=(), env=None):
     path = LOCKS / f"{lock}.txt"
     if not path.is_file():
         session.error(f"no lock {path.relative_to(ROOT)}: `nox -s lock -- {lock}` makes it")
+    installer, installed_with = choose_installer(session, path)
     locked_for = lock_input(lock)[0]
     if not python.startswith(f"{locked_for}."):
         session.warn(f"Python {python} installs locks/{lock}.txt, resolved for {locked_for}")
@@ -391,25 +487,25 @@ def install(session, lock, folders=(), env=None):
         # pip before what it installs; then what the sdists built in place build with
         firsts = [(env.pip,) if env.pip else (), env.build_requires] if env else []
         for first in filter(None, firsts):
-            session.install(*checked, "-r", part("first.txt", map(canonical, first)))
+            installer(*checked, "-r", part("first.txt", map(canonical, first)))
         leave = {n for names in skipped.values() for n in names}
         last = {canonical(r) for r in env.requires} - leave if env and env.build_requires else set()
         rest = [n for n in pins if n not in leave | last]
-        session.install(
+        installer(
             *checked,
             "-r",
             part("lock.txt", rest) if len(rest) < len(pins) else str(path.relative_to(ROOT)),
         )
         if last:
-            session.install(*checked, "--no-build-isolation", "-r", part("last.txt", sorted(last)))
+            installer(*checked, "--no-build-isolation", "-r", part("last.txt", sorted(last)))
     for variable, _, value in overrides:
         session.warn(
             f"override {variable}={value!r}, left out of locks/{lock}.txt: "
             f"{', '.join(skipped[variable])}"
         )
-        session.install(*shlex.split(value))
+        installer(*shlex.split(value))
     if folders:
-        session.install("--no-deps", *editable(folders))
+        installer("--no-deps", *editable(folders))
         # the project's own modules compiled once too (an editable install compiles nothing,
         # and with PYTHONDONTWRITEBYTECODE every process would compile them again)
         # (a test folder that an older Python cannot compile stays uncompiled: not an error)
@@ -428,6 +524,7 @@ def install(session, lock, folders=(), env=None):
         session,
         path,
         python,
+        installed_with,
         [
             {"variable": variable, "value": value, "left_out": skipped[variable]}
             for variable, _, value in overrides
@@ -435,7 +532,41 @@ def install(session, lock, folders=(), env=None):
     )
 
 
-def mark(session, lock, python, overrides):
+def choose_installer(session, lock):
+    """How this session installs: (a function taking what `pip install` takes, "uv" or "pip"
+    for the marker): nox's own
+    (uv, or pip in a virtualenv or venv environment), or, where uv cannot reach the index
+    (uv_reaches on the lock's first pin), pip bootstrapped into the uv-made environment, which
+    reads pip's configuration and the system's certificates: said in one line each."""
+    if session.venv_backend != "uv":
+        return session.install, "pip"
+    for note in _UV_NOTES:
+        session.log(note)
+    pins = read_lock(lock) if Path(lock).is_file() else {}
+    if not pins:
+        return session.install, "uv"
+    name, pin = next(iter(pins.items()))
+    found, uv = nox.virtualenv.find_uv()[:2]
+    reached, why = uv_reaches(
+        uv if found else "uv", session.virtualenv.location, f"{name}=={pin.version}"
+    )
+    if reached:
+        return session.install, "uv"
+    session.warn(
+        f"uv cannot reach the package index ({why}): installing with pip, which reads pip's "
+        f"configuration and the system's certificates; to let uv through, give it your "
+        f"network's CA bundle (SSL_CERT_FILE, or UV_SYSTEM_CERTS=true) and index "
+        f"(UV_DEFAULT_INDEX), or build with pip throughout: nox -db virtualenv"
+    )
+    session.run_install("python", "-m", "ensurepip", "--upgrade", silent=True)
+
+    def with_pip(*args, **kwargs):
+        session.run_install("python", "-m", "pip", "install", *args, **kwargs)
+
+    return with_pip, "pip"
+
+
+def mark(session, lock, python, installer, overrides):
     """Write <environment>/bench-environment.json, which says how it was built:
 
     - environment: the session's name (`torch`, `cntk_e2e`, ...)
@@ -452,7 +583,7 @@ def mark(session, lock, python, overrides):
         "lock": str(lock.relative_to(ROOT)),
         "lock_sha256": hashlib.sha256(lock.read_bytes()).hexdigest(),
         "python": python,
-        "installer": "uv" if session.venv_backend == "uv" else "pip",
+        "installer": installer,
         "overrides": overrides,
         "built": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
     }

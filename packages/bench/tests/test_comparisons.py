@@ -262,9 +262,15 @@ def test_a_sweep_says_job_k_of_n_with_an_eta_and_ends_with_counts(run_bench):
     run = run_bench("-m", *FAST, "seed=0,1,2", "framework.options.fault=none")
     assert run.returncode == 0, run.output
     lines = [line for line in run.output.splitlines() if line.startswith("sweep: ")]
-    assert lines[0].startswith("sweep: job 1 of 3 (")
+    # three seeds: three rounds of one configuration (bench.run.rounds)
+    assert lines[0] == (
+        "sweep: 3 runs in 3 rounds, each in its own random order (rounds.order_seed=0)"
+    ), lines
+    assert lines[1].startswith("sweep: job 1 of 3, round 1 of 3 ("), lines
     assert re.match(
-        r"sweep: job 3 of 3 \(.*\); 2 finished in \d+:\d\d, about \d+:\d\d left$", lines[2]
+        r"sweep: job 3 of 3, round 3 of 3 \(.*\); 2 finished in \d+:\d\d, about \d+:\d\d "
+        r"left$",
+        lines[3],
     ), lines
     assert re.match(r"sweep: 3 results in \d+:\d\d: 3 ok$", lines[-1]), lines
 

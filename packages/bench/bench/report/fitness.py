@@ -174,7 +174,12 @@ def nothing_to_judge(c, metric):
 
 
 RULES = (
-    Rule("schema", "every result file follows result.schema.json", lambda c, m, t: None),
+    Rule(
+        "schema",
+        "every result file is strict JSON, follows result.schema.json, and every figure in it "
+        "follows from the measurements beside it",
+        lambda c, m, t: None,
+    ),
     Rule("status", "every run's status is ok", _status),
     Rule("commit", "the code commit is recorded and the tree was clean", _commit),
     Rule(

@@ -106,16 +106,15 @@ def plan(jobs, order="rounds", order_seed=0, control=None):
         repeats.setdefault(tuple(o for o in j if key_of(o) in REPEAT_KEYS), []).append(j)
     if order == "back_to_back" or len(repeats) < 2:
         index = {k: i for i, k in enumerate(repeats)}
-        return [
-            [
-                Job(
-                    j,
-                    configuration_of(j),
-                    index[tuple(o for o in j if key_of(o) in REPEAT_KEYS)],
-                )
-                for j in jobs
-            ]
-        ]
+        found = []
+        for j in jobs:
+            job = Job(
+                j, configuration_of(j), index[tuple(o for o in j if key_of(o) in REPEAT_KEYS)]
+            )
+            found.append(job)
+            if control is not None and job.configuration == control:  # its copy right after
+                found.append(Job((*j, f"twin={TWIN}"), job.configuration, job.round, True))
+        return [found]
     rounds = []
     for r, members in enumerate(repeats.values()):
         found = [Job(j, configuration_of(j), r) for j in members]

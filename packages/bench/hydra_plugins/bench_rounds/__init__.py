@@ -5,13 +5,13 @@ editable install's namespace package is not one Hydra's plugin scan can walk. It
 Sweeper, not BasicSweeper: Hydra's scan executes its core plugins' modules again, and a
 subclass of the first BasicSweeper is no instance of the second."""
 
-from typing import Any, Dict, Optional
+from typing import Any, Optional
 
 from hydra.plugins.sweeper import Sweeper
 
 
 class RoundsSweeper(Sweeper):
-    def __init__(self, max_batch_size: Optional[int] = None, params: Optional[Dict] = None):
+    def __init__(self, max_batch_size: Optional[int] = None, params: Optional[dict] = None):
         super().__init__()
         self.params = params or {}
         self.max_batch_size = max_batch_size  # Hydra's basic sweeper's: rounds set batches
