@@ -7,7 +7,6 @@ before the region is not billed to it and work queued inside it is not left out.
 import contextlib
 import time
 
-
 # the regions whose seconds a result ranks by: the host is watched during these windows
 # (the orchestrator's bench.run.hostwatch), which the stopwatch records on the system's
 # monotonic clock, the one every process on the machine reads alike
