@@ -5,7 +5,7 @@ INVALID with that rule named (bench.report.fitness)."""
 import json
 import re
 
-from fit_bundle import SPREAD
+from fit_bundle import LIMITS
 from locked_env import install_by_hand
 
 
@@ -17,14 +17,14 @@ def invalid_rules(output):
 
 
 def test_a_bundle_that_meets_every_rule_is_valid(fit_bundle):
-    done = fit_bundle.bench("check", *SPREAD, fit_bundle.cwd / "bundle")
+    done = fit_bundle.bench("check", *LIMITS, fit_bundle.cwd / "bundle")
     assert done.returncode == 0, done.stdout + done.stderr
     assert re.search(
         r"^VALID +fake cnn cpu fp32 preset=smoke on .* \(3 runs\)$", done.stdout, re.M
     ), done.stdout
     assert "1 of 1 configurations valid" in done.stdout
     data = json.loads(
-        fit_bundle.bench("check", *SPREAD, fit_bundle.cwd / "bundle", "--json").stdout
+        fit_bundle.bench("check", *LIMITS, fit_bundle.cwd / "bundle", "--json").stdout
     )
     assert data["valid"] and data["configurations"][0]["broken"] == []
 
@@ -35,15 +35,15 @@ def test_a_file_that_does_not_follow_the_schema(fit_bundle, tmp_path):
     result = json.loads(damaged.read_text())
     result["stats"]["examples_per_second"] = -1.0
     damaged.write_text(json.dumps(result))
-    done = fit_bundle.bench("check", *SPREAD, bundle)
+    done = fit_bundle.bench("check", *LIMITS, bundle)
     assert done.returncode == 1 and "schema" in invalid_rules(done.stdout), done.stdout
-    assert "repeats" in invalid_rules(done.stdout)  # the damaged run is not counted
+    assert "undisturbed" in invalid_rules(done.stdout)  # the damaged run is not counted
 
 
 def test_a_run_that_did_not_finish_ok(fit_bundle, tmp_path):
     bundle = fit_bundle.copy(tmp_path / "b")
     fit_bundle.run("framework.options.fault=crash", into=bundle / "crash")
-    done = fit_bundle.bench("check", *SPREAD, bundle, "--min-runs", "1")
+    done = fit_bundle.bench("check", *LIMITS, bundle, "--min-runs", "1")
     assert done.returncode == 1 and invalid_rules(done.stdout) == {"status"}, done.stdout
     assert "1 of 2 configurations valid" in done.stdout
 
@@ -55,7 +55,7 @@ def test_a_run_from_a_tree_with_uncommitted_changes(fit_bundle, tmp_path):
         path = fit_bundle.run(into=tmp_path / "b" / "dirty")
     finally:
         readme.write_text("a checkout\n")
-    done = fit_bundle.bench("check", *SPREAD, tmp_path / "b", "--min-runs", "1")
+    done = fit_bundle.bench("check", *LIMITS, tmp_path / "b", "--min-runs", "1")
     assert done.returncode == 1 and invalid_rules(done.stdout) == {"commit"}, done.stdout
     assert json.loads(path.read_text())["host"]["git_commit"].endswith("-dirty")
 
@@ -69,20 +69,20 @@ def test_an_environment_that_drifted_from_its_lock(fit_bundle, tmp_path):
             for file in info.iterdir():
                 file.unlink()
             info.rmdir()
-    done = fit_bundle.bench("check", *SPREAD, tmp_path / "b", "--min-runs", "1")
+    done = fit_bundle.bench("check", *LIMITS, tmp_path / "b", "--min-runs", "1")
     assert done.returncode == 1 and invalid_rules(done.stdout) == {"lock"}, done.stdout
     assert "drifting-tool" in done.stdout
 
 
 def test_a_run_without_a_steady_state(fit_bundle, tmp_path):
     fit_bundle.run("preset.epochs=1", into=tmp_path / "b" / "one-epoch")
-    done = fit_bundle.bench("check", *SPREAD, tmp_path / "b", "--min-runs", "1")
+    done = fit_bundle.bench("check", *LIMITS, tmp_path / "b", "--min-runs", "1")
     assert done.returncode == 1 and invalid_rules(done.stdout) == {"steady"}, done.stdout
 
 
 def test_a_run_below_its_quality_target(fit_bundle, tmp_path):
     fit_bundle.run("task.quality_target.synthetic=0.99", into=tmp_path / "b" / "short")
-    done = fit_bundle.bench("check", *SPREAD, tmp_path / "b", "--min-runs", "1")
+    done = fit_bundle.bench("check", *LIMITS, tmp_path / "b", "--min-runs", "1")
     assert done.returncode == 1 and invalid_rules(done.stdout) == {"target"}, done.stdout
     assert "below the quality target 0.99" in done.stdout
 
@@ -90,33 +90,40 @@ def test_a_run_below_its_quality_target(fit_bundle, tmp_path):
 def test_too_few_repeats(fit_bundle, tmp_path):
     bundle = fit_bundle.copy(tmp_path / "b")
     (bundle / "seed2" / "result.json").unlink()
-    done = fit_bundle.bench("check", *SPREAD, bundle)
-    assert done.returncode == 1 and invalid_rules(done.stdout) == {"repeats"}, done.stdout
-    assert "2 run(s); at least 3 needed" in done.stdout
+    done = fit_bundle.bench("check", *LIMITS, bundle)
+    assert done.returncode == 1 and invalid_rules(done.stdout) == {"undisturbed"}, done.stdout
+    assert "2 undisturbed run(s); at least 3 needed" in done.stdout
 
 
-def test_repeats_too_far_apart_to_rank(fit_bundle, tmp_path):
+def test_a_median_too_uncertain_to_rank(fit_bundle, tmp_path):
+    """Six runs, one slowed fivefold: the 95 % interval of the median of six is their range,
+    which is then more than twice as wide as the limit."""
     bundle = fit_bundle.copy(tmp_path / "b")
     slowed = dict(fit_bundle.env, FAKE_EXTRA_DELAY_MS="400")  # 5x the time per batch
-    fit_bundle.run("seed=3", into=bundle / "seed3", env=slowed)
-    done = fit_bundle.bench("check", *SPREAD, bundle)
-    assert done.returncode == 1 and invalid_rules(done.stdout) == {"spread"}, done.stdout
+    for seed in (3, 4):
+        fit_bundle.run(f"seed={seed}", into=bundle / f"seed{seed}")
+    fit_bundle.run("seed=5", into=bundle / "seed5", env=slowed)
+    done = fit_bundle.bench("check", *LIMITS, "--min-runs", "6", bundle)
+    assert done.returncode == 1 and invalid_rules(done.stdout) == {"interval"}, done.stdout
+    assert re.search(r"interval is \d+% wide \(.* 6 runs; at most 100%\)", done.stdout), done.stdout
 
 
-def test_from_five_runs_one_slow_run_does_not_decide(fit_bundle, tmp_path):
-    """Five runs: the spread is the interquartile range, as the table cell's, so one run a busy
-    machine slowed fivefold leaves the configuration fit to rank; two such runs do not."""
+def test_from_nine_runs_one_slow_run_does_not_decide(fit_bundle, tmp_path):
+    """From nine runs the median's 95 % interval leaves out the fastest and the slowest, so
+    one run a busy machine slowed fivefold leaves the configuration fit to rank; two such
+    runs do not."""
     bundle = fit_bundle.copy(tmp_path / "b")
     slowed = dict(fit_bundle.env, FAKE_EXTRA_DELAY_MS="400")
-    fit_bundle.run("seed=3", into=bundle / "seed3", env=slowed)
-    fit_bundle.run("seed=4", into=bundle / "seed4")
-    done = fit_bundle.bench("check", *SPREAD, bundle)
+    for seed in (3, 4, 5, 6, 8):  # (seed 7's run stops short of the quality target)
+        fit_bundle.run(f"seed={seed}", into=bundle / f"seed{seed}")
+    fit_bundle.run("seed=9", into=bundle / "seed9", env=slowed)
+    done = fit_bundle.bench("check", *LIMITS, bundle)
     assert done.returncode == 0, done.stdout + done.stderr
-    assert re.search(r"^VALID .* \(5 runs\)$", done.stdout, re.M), done.stdout
-    fit_bundle.run("seed=5", into=bundle / "seed5", env=slowed)
-    done = fit_bundle.bench("check", *SPREAD, bundle)
-    assert done.returncode == 1 and invalid_rules(done.stdout) == {"spread"}, done.stdout
-    assert "between the quartiles of 6 runs" in done.stdout
+    assert re.search(r"^VALID .* \(9 runs\)$", done.stdout, re.M), done.stdout
+    fit_bundle.run("seed=10", into=bundle / "seed10", env=slowed)
+    done = fit_bundle.bench("check", *LIMITS, bundle)
+    assert done.returncode == 1 and invalid_rules(done.stdout) == {"interval"}, done.stdout
+    assert "10 runs; at most 100%" in done.stdout
 
 
 def test_the_docs_list_the_rules_the_check_applies():
@@ -151,7 +158,7 @@ def test_a_figure_edited_by_hand_does_not_follow_from_the_measurements(fit_bundl
         0,
         lambda r: r["stats"].update(examples_per_second=10 * r["stats"]["examples_per_second"]),
     )
-    done = fit_bundle.bench("check", *SPREAD, bundle, "--min-runs", "2")
+    done = fit_bundle.bench("check", *LIMITS, bundle, "--min-runs", "2")
     assert done.returncode == 1, done.stdout
     assert re.search(
         rf"^INVALID  {re.escape(str(path))}: figures: stats.examples_per_second: \S+ does not "
@@ -182,12 +189,12 @@ def test_curves_and_accuracies_that_cannot_have_been_measured(fit_bundle, tmp_pa
     }
     for seed, (change, _) in cases.items():
         edited(bundle, seed, change)
-    done = fit_bundle.bench("check", *SPREAD, bundle)
+    done = fit_bundle.bench("check", *LIMITS, bundle)
     assert done.returncode == 1 and "3 files not readable" in done.stdout, done.stdout
     for seed, (_, why) in cases.items():
         assert re.search(rf"seed{seed}/result.json: figures: {why}", done.stdout), done.stdout
     edited(bundle, 2, lambda r: r.update(accuracy=-3))
-    done = fit_bundle.bench("check", *SPREAD, bundle)
+    done = fit_bundle.bench("check", *LIMITS, bundle)
     assert "accuracy: -3 is not between 0 and 1" in done.stdout, done.stdout
 
 
@@ -200,7 +207,7 @@ def test_a_throughput_that_is_not_a_finite_number(fit_bundle, tmp_path):
         text = path.read_text()
         figure = json.loads(text)["stats"]["examples_per_second"]
         path.write_text(text.replace(json.dumps(figure), value, 1))
-    done = fit_bundle.bench("check", *SPREAD, bundle, "--min-runs", "1")
+    done = fit_bundle.bench("check", *LIMITS, bundle, "--min-runs", "1")
     assert done.returncode == 1, done.stdout
     for seed, value in ((0, "Infinity"), (1, "NaN")):
         assert re.search(
@@ -229,9 +236,11 @@ def test_one_result_is_counted_once(fit_bundle, tmp_path):
         ([bundle / "seed0", one], "1 duplicate file"),
         ([one, tmp_path / "copies"], "2 duplicate files"),
     ):
-        done = fit_bundle.bench("check", *SPREAD, *given)
+        done = fit_bundle.bench("check", *LIMITS, *given)
         assert done.returncode == 1, done.stdout
-        assert "(1 runs)" in done.stdout and "1 run(s); at least 3 needed" in done.stdout
+        assert (
+            "(1 runs)" in done.stdout and "1 undisturbed run(s); at least 3 needed" in done.stdout
+        )
         assert f"{twice} counted once" in done.stdout, done.stdout
     assert re.search(
         r"^counted +\S+c1/result.json: the same content as \S+seed0", done.stdout, re.M
@@ -250,16 +259,16 @@ def test_a_rule_with_nothing_to_judge_refuses(fit_bundle, tmp_path):
             seed,
             lambda r: (r["stats"].pop("host_utilisation", None), r.pop("host_peak", None)),
         )
-    done = fit_bundle.bench("check", *SPREAD, bundle, "--metric", "utilisation")
+    done = fit_bundle.bench("check", *LIMITS, bundle, "--metric", "utilisation")
     assert done.returncode == 1, done.stdout
-    assert "spread: no run records its host utilisation (no host peak was measured" in done.stdout
+    assert "interval: no run records its host utilisation (no host peak was measured" in done.stdout
 
 
 def test_locked_without_the_packages_is_not_locked(fit_bundle, tmp_path):
     bundle = fit_bundle.copy(tmp_path / "b")
     for seed in range(3):
         edited(bundle, seed, lambda r: r["environment"].pop("distributions"))
-    done = fit_bundle.bench("check", *SPREAD, bundle)
+    done = fit_bundle.bench("check", *LIMITS, bundle)
     assert done.returncode == 1 and invalid_rules(done.stdout) == {"lock"}, done.stdout
     assert "records no distributions: the lock rule needs the packages" in done.stdout
 
@@ -273,7 +282,7 @@ def test_a_string_from_a_result_cannot_act_on_the_terminal(fit_bundle, tmp_path)
         edited(bundle, seed, lambda r: r["host"].update(cpu=hostile))
     (bundle / "seed2" / "result.json").unlink()
     for args in (
-        ("check", *SPREAD, bundle),
+        ("check", *LIMITS, bundle),
         ("report", bundle, "--out", tmp_path / "r", "--no-charts"),
     ):
         done = fit_bundle.bench(*args)

@@ -13,7 +13,10 @@ BENCH = Path(__file__).resolve().parents[1] / "bench"
 # reports (result files in); the tools (sub-commands driving runs); the command line and the
 # test helpers on top
 LAYERS = [
-    ("base", ("bench", "bench.errors", "bench.signals", "bench.console", "bench.files")),
+    (
+        "base",
+        ("bench", "bench.errors", "bench.signals", "bench.console", "bench.files", "bench.paired"),
+    ),
     ("data", ("bench.data",)),
     ("run", ("bench.run",)),
     ("report", ("bench.report",)),

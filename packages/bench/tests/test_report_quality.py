@@ -74,15 +74,14 @@ def test_an_interval_that_holds_one_reads_no_difference_shown(run_bench, bench_e
     (spread,) = [w for w in data["warnings"] if "apart" in w and not w.startswith("Not fit")]
     assert spread.startswith("Fake (numpy) [eval_delay_ms=0.0], CNN: its 2 runs lie")
     assert any(line.endswith(spread) for line in text.splitlines())
-    # further apart than `bench check` lets a bundle rank: its cell is marked, and the legend
-    # and a warning naming the rule say so
+    # two runs give no 95 % interval of a median (bench check's interval rule asks six): no
+    # cell is marked; a warning naming the undisturbed rule says why neither may be ranked
     a_row = next(  # the main table's row (the time-to-target table's is not held to it)
         line for line in text.splitlines() if line.startswith("| Fake (numpy) [eval_delay_ms=0.0]")
     )
-    assert "‡" in a_row.split("|")[2], a_row
-    assert "‡: its runs lie further apart than `python -m bench check` lets a bundle" in text
-    (unfit,) = [w for w in data["warnings"] if "(spread:" in w]
-    assert unfit.startswith("Not fit to rank by `python -m bench check` (spread: ")
+    assert "‡" not in a_row, a_row
+    (unfit,) = [w for w in data["warnings"] if "(undisturbed:" in w]
+    assert unfit.startswith("Not fit to rank by `python -m bench check` (undisturbed: fewer than 6")
     assert "Fake (numpy) [eval_delay_ms=0.0], CNN" in unfit
 
 
@@ -292,12 +291,16 @@ def test_refused_runs_stay_out_of_the_tables_unless_asked(run_bench, tmp_path):
 
 
 def test_quality_preset_is_a_sweep_of_the_training_tasks_to_their_targets(run_bench, tmp_path):
-    """comparison=quality: the training tasks, seeds 0, 1, 2, init=neutral and stop_at_target
-    (the fake framework has no neutral weights: its runs take init=native here)."""
+    """comparison=quality: the training tasks, seeds 0, 1, 2 in rounds with an A/A control,
+    init=neutral and stop_at_target (the fake framework has no neutral weights: its runs take
+    init=native here)."""
     run = run_bench("-m", "comparison=quality", "init=native", "task=cnn", timeout=900)
     assert run.returncode == 0, run.output
     results = [json.loads(p.read_text()) for p in run.result_paths]
-    assert sorted(r["config"]["seed"] for r in results) == [0, 1, 2]
+    # three rounds, each with the A/A control's second run of the one configuration
+    assert sorted(r["config"]["seed"] for r in results if not r["config"]["twin"]) == [0, 1, 2]
+    assert sorted(r["config"]["seed"] for r in results if r["config"]["twin"]) == [0, 1, 2]
+    assert {r["config"]["round"]["of"] for r in results} == {3}
     assert {
         (r["config"]["task"]["stop_at_target"], r["config"]["preset"]["name"]) for r in results
     } == {(True, "standard")}

@@ -21,10 +21,10 @@ from typing import Optional
 from . import quality, ratios
 from .collection import Configuration, Grid, configuration_key
 
-# a trend the host verdict calls throttling: the last third of the bundle's runs this much
-# slower on the canary than the first third (by their medians), or steal past its threshold
-# in the last third where the first third had none
-THROTTLE = 0.25
+# a trend the host verdict calls throttling: the last third of the bundle's runs slower on the
+# canary than the first third (by their medians) by more than the runs' own threshold
+# (watch.max_canary_slowdown), or steal past its threshold in the last third where the first
+# third had none
 THIRD = 3  # runs a third needs before a trend is judged
 
 
@@ -53,7 +53,10 @@ class Control:
     def text(self):
         c = self.comparison
         if c is None or c.ratio.paired is None:
-            return f"{self.original.row}: no rounds in common with its A/A copy: not judged"
+            return (
+                f"{self.original.row}, {self.original.task}: fewer than six rounds in common "
+                f"with its A/A copy: not judged"
+            )
         word = "a tie" if self.tie else f"NOT a tie ({c.verdict})"
         return (
             f"{self.original.row}, {self.original.task}: against itself {c.ratio.text()}: "
@@ -81,7 +84,8 @@ class HostVerdict:
 
 def host_verdict(runs) -> Optional[HostVerdict]:
     """`host-throttled` where the host grew slower over the bundle's runs (by their start):
-    the median canary slowdown of the last third past the first third's by THROTTLE, or the
+    the median canary slowdown of the last third past the first third's by more than the
+    runs' watch.max_canary_slowdown, or the
     last third's median steal past its threshold where the first third's was not; None
     otherwise, or where fewer than 3 * THIRD runs record the host."""
     watched = sorted(
@@ -105,8 +109,10 @@ def host_verdict(runs) -> Optional[HostVerdict]:
 
     before, after = median(first, slowdown), median(last, slowdown)
     steal_before, steal_after = median(first, steal), median(last, steal)
-    limit = ((watched[0].result["host_state"].get("thresholds")) or {}).get("max_steal", 0.05)
-    slower = before is not None and after is not None and after - before > THROTTLE
+    thresholds = watched[0].result["host_state"].get("thresholds") or {}
+    limit = thresholds.get("max_steal", 0.05)
+    throttle = thresholds.get("max_canary_slowdown", 0.25)
+    slower = before is not None and after is not None and after - before > throttle
     stolen = (
         steal_before is not None and steal_after is not None and steal_after > limit >= steal_before
     )

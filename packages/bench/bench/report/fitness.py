@@ -123,7 +123,9 @@ def _target(c, metric, limits):
 
 
 def _undisturbed(c, metric, limits):
-    n, disturbed = len(c.measured), c.disturbed
+    # every run the host did not disturb counts (a failed one is the status rule's)
+    disturbed = c.disturbed
+    n = len(c.runs) - len(disturbed)
     if n >= limits.min_runs:
         return None
     why = f"{n} undisturbed run(s); at least {limits.min_runs} needed"

@@ -7,10 +7,11 @@ the interval holds the middle CONFIDENCE of those ratios. The draws are seeded (
 same runs always give the same interval. With fewer than two runs on a side there is no
 interval: one run says nothing about the spread.
 
-Runs a sweep placed in rounds (bench.run.rounds) are compared round by round instead: the
-ratio is the Hodges-Lehmann estimate of the rounds' log-ratios and its interval the exact
-signed-rank one (bench.paired), which a slow spell that lasts a round cannot tilt; six rounds
-are the fewest that give one. Disturbed runs (host_state) are in neither.
+Runs a sweep placed in rounds (bench.run.rounds) are compared round by round instead, from six
+rounds both ran in (the fewest an exact 95 % interval needs; fewer: the bootstrap): the ratio
+is the Hodges-Lehmann estimate of the rounds' log-ratios and its interval the exact
+signed-rank one (bench.paired), which a slow spell that lasts a round cannot tilt. Disturbed
+runs (host_state) are in neither.
 
 A comparison calls A faster (or slower) than B only when
 - both configurations are ranked by their quality status (bench.report.quality: neither below
@@ -153,10 +154,11 @@ class Comparison:
 
 def from_rounds(metric: Metric, a: Configuration, b: Configuration) -> Optional[Ratio]:
     """A against B from the rounds of one sweep both ran in (bench.paired: the Hodges-Lehmann
-    ratio and its signed-rank interval, the tie band theirs), or None where they share none."""
+    ratio and its signed-rank interval, the tie band theirs), or None where they share fewer
+    than the six an exact 95 % interval needs (the bootstrap over repeats speaks then)."""
     a_rounds, b_rounds = a.by_round(metric), b.by_round(metric)
     shared = sorted(set(a_rounds) & set(b_rounds))
-    if not shared:
+    if len(shared) < pairing.MIN_ROUNDS:  # no exact 95 % interval yet: the bootstrap's
         return None
     p = pairing.paired(
         [a_rounds[r] for r in shared],
