@@ -196,7 +196,6 @@ def run(argv) -> int:
     # (`task=cnn --cfg job precision=bf16` would be "unrecognized arguments")
     overrides = [arg for arg in argv if "=" in arg and not arg.startswith("-")]
     argv = [arg for arg in argv if arg not in overrides] + overrides
-    from .report import sweep_summary
     from .run import main as hydra_app
     from .run import overrides, sweep
 
@@ -218,7 +217,7 @@ def run(argv) -> int:
     # the run layer calls summarise when a sweep ends, holding the sweep's lock; its statuses
     # are those of every result in the directory. Hydra does not end a sweep that raised: its
     # summary is asked for here (the lock is still held)
-    outcome = hydra_app.Outcome(on_sweep_end=sweep_summary.summarise)
+    outcome = hydra_app.Outcome(on_sweep_end=summarise_sweep)
     try:
         hydra_app.main(argv, outcome)
     except KeyboardInterrupt as exc:
@@ -241,6 +240,14 @@ def run(argv) -> int:
         return status
     comparison = any(arg.startswith("comparison=") for arg in argv)
     return exit_status(outcome.final_statuses, comparison)
+
+
+def summarise_sweep(directory, wall=None):
+    """The end of a sweep's summary (bench.report.sweep_summary), imported only when a sweep
+    ends: the report layer is a fifth of a run's start-up."""
+    from .report import sweep_summary
+
+    return sweep_summary.summarise(directory, wall)
 
 
 def failure(exc):

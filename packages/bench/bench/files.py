@@ -28,8 +28,6 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench_shared import jsonsafe
-
 from .errors import BenchError
 
 POLL_S = 0.2
@@ -139,6 +137,8 @@ def write_bytes(path: Path, data: bytes, mode=None):
 
 def dumps(obj) -> str:
     """Strict JSON (a NaN or inf is written as a string, "nan", never as a bare NaN), sorted."""
+    from bench_shared import jsonsafe  # numpy's: imported where a file is written, not at start
+
     return json.dumps(jsonsafe.finite(obj), indent=1, sort_keys=True, default=str, allow_nan=False)
 
 

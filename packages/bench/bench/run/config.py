@@ -427,27 +427,37 @@ def framework_schema(name, declared_options):
     )
 
 
-def register():
+def register(frameworks=None):
     """The schemas at the root of the ConfigStore, not in their groups, so that they are not
     offered as options (`framework=framework_schema`); each option's file names its schema
     as `- /<name>_schema@_here_`, a framework's `- /framework_<framework>_schema@_here_` (made
-    from its own file: its options typed from their defaults)."""
-    if _registered == [str(conf_dir())]:
-        return
+    from its own file: its options typed from their defaults). frameworks: the frameworks a
+    composition will name (bench.run.overrides.frameworks_named), None for every one: each
+    framework's schema costs about 20 ms to store, a third of a short command's start-up."""
+    directory = str(conf_dir())
+    if _registered.get("conf") != directory:  # another conf/ (the tests'): start again
+        _registered.clear()
+        _registered["conf"] = directory
+        _registered["frameworks"] = set()
+        cs = ConfigStore.instance()
+        cs.store(name="base_config", node=Config)
+        for name, node in SCHEMAS.items():
+            cs.store(name=name, node=node)
+    available = sorted(p.stem for p in (conf_dir() / "framework").glob("*.yaml"))
+    wanted = available if frameworks is None else [f for f in frameworks if f in available]
     cs = ConfigStore.instance()
-    for path in sorted((conf_dir() / "framework").glob("*.yaml")):
-        declared = OmegaConf.to_container(OmegaConf.load(path))
+    for name in wanted:
+        if name in _registered["frameworks"]:
+            continue
+        declared = OmegaConf.to_container(OmegaConf.load(conf_dir() / "framework" / f"{name}.yaml"))
         cs.store(
-            name=f"framework_{path.stem}_schema",
-            node=framework_schema(path.stem, declared.get("options") or {}),
+            name=f"framework_{name}_schema",
+            node=framework_schema(name, declared.get("options") or {}),
         )
-    cs.store(name="base_config", node=Config)
-    for name, node in SCHEMAS.items():
-        cs.store(name=name, node=node)
-    _registered[:] = [str(conf_dir())]
+        _registered["frameworks"].add(name)
 
 
-_registered = []  # the conf directory whose schemas are in the ConfigStore
+_registered = {}  # the conf directory whose schemas are in the ConfigStore, and its frameworks
 # the schemas an option's file names (`- /<name>@_here_`), a framework's aside
 SCHEMAS = {
     "cnn_schema": CnnTask,
@@ -481,7 +491,9 @@ def compose(overrides=(), typed=True):
     """The config a run of these command-line overrides gets, through Hydra's Compose API (the
     one place outside `python -m bench` itself that composes): a typed Config, or with
     typed=False the DictConfig, for a caller that changes values before OmegaConf.to_object."""
-    register()
+    from .overrides import frameworks_named
+
+    register(frameworks_named(list(overrides)))
     with initialize_config_dir(config_dir=str(conf_dir()), version_base="1.3"):
         node = hydra_compose(config_name="config", overrides=list(overrides))
     return OmegaConf.to_object(node) if typed else node

@@ -9,8 +9,10 @@ job (bench.run.main.Job)."""
 from . import config, rundirs, sweep
 
 
-def install():
-    config.register()
+def install(frameworks=None):
+    """frameworks: those the command line names (bench.run.overrides.frameworks_named), whose
+    schemas alone are registered; None: every framework's."""
+    config.register(frameworks)
     rundirs.install()
     sweep.install()
     register_sweeper()

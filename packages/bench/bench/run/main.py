@@ -153,7 +153,9 @@ def main(argv, outcome: Outcome) -> Outcome:
     """Run Hydra's application on argv (the overrides and Hydra's flags); returns the outcome.
     KeyboardInterrupt (bench.errors.Interrupted) and Hydra's own errors reach the caller, the
     outcome holding what happened before."""
-    hydra_hooks.install()
+    from .overrides import frameworks_named
+
+    hydra_hooks.install(frameworks_named(argv))
     signals.install()
     sys.argv[1:] = argv  # Hydra reads the command line from sys.argv
     token = sweep.current.set(outcome)
