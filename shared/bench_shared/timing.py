@@ -5,6 +5,7 @@ before the region is not billed to it and work queued inside it is not left out.
 """
 
 import contextlib
+import os
 import time
 
 # the regions whose seconds a result ranks by: the host is watched during these windows
@@ -83,3 +84,16 @@ def peak_matmul_rate(make_work, sizes=PEAK_SIZES, max_call_s=MAX_CALL_S):
 def matmul_flops(size):
     """FLOPs of one product of two size x size matrices."""
     return 2.0 * size**3
+
+
+def process_age():
+    """Seconds since this process started (its start from /proc/self/stat against the
+    system's uptime; a clock tick's resolution), or None where the system does not say."""
+    try:
+        with open("/proc/self/stat") as f:
+            started = int(f.read().rsplit(")", 1)[1].split()[19])  # starttime, in clock ticks
+        with open("/proc/uptime") as f:
+            uptime = float(f.read().split()[0])
+        return max(0.0, uptime - started / float(os.sysconf("SC_CLK_TCK")))
+    except (OSError, ValueError, IndexError):
+        return None

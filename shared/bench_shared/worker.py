@@ -35,7 +35,7 @@ from . import (
     weights,
     xray,
 )
-from .timing import Stopwatch
+from .timing import Stopwatch, process_age
 
 EXIT_OK, EXIT_FAILED, EXIT_UNSUPPORTED = 0, 1, 3
 
@@ -349,20 +349,28 @@ def execute(run, load_task=import_task):
     result = {
         "status": "failed",
         "timings": {},
+        # where the worker's time went outside its timings (named alike for every framework)
+        "phases": {},
         "python": sys.version.split()[0],
         "numpy": np.__version__,
         "pid": os.getpid(),
     }
     code = EXIT_FAILED
+    if run.get("worker_started_age") is not None:
+        result["phases"]["interpreter"] = run["worker_started_age"]
     try:
         np.random.seed(run["seed"])
         contract.check_run(run)  # what the framework declares, before its package loads
+        start = time.perf_counter()
         fw = importlib.import_module(run["framework"]["package"])
         result["framework"] = {"versions": fw.versions()}
         result["framework"]["settings"] = fw.setup(run)
+        result["phases"]["framework_import"] = time.perf_counter() - start
         if run.get("mode") == "peak":
             return measure_peak(run, fw, result), EXIT_OK
+        start = time.perf_counter()
         task = load_task(run)
+        result["phases"]["task_import"] = time.perf_counter() - start
         stopwatch = Stopwatch(fw.sync)
         start = time.perf_counter()
         arrays = load_arrays(run["data"])
@@ -409,7 +417,9 @@ def execute(run, load_task=import_task):
         result["traceback"] = traceback.format_exc()
         traceback.print_exc()
     result["peak_rss_bytes"] = peak_rss_bytes()
+    start = time.perf_counter()
     result["environment"] = environment.record()  # after the run: what it loaded
+    result["phases"]["environment"] = time.perf_counter() - start
     return result, code
 
 
@@ -432,8 +442,10 @@ def main(argv=None, load_task=import_task):
     if len(argv) != 1:
         sys.stderr.write("usage: python -m bench_shared.worker run.json\n")
         return 2
+    started = process_age()  # the interpreter's start and the runtime's imports
     with open(argv[0]) as f:
         run = json.load(f)
+    run["worker_started_age"] = started
     lifeline.die_with(run.get("orchestrator_pid"))
     pin(run)
     result, code = execute(run, load_task)

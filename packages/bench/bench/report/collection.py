@@ -61,6 +61,7 @@ INCIDENTAL = (
     "data.imdb",
     "data.chestxray14",
     "preset.timeout_s",
+    "preset.canary_s",
     "task.description",
     "precision.description",
     "init.description",

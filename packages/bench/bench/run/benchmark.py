@@ -19,6 +19,7 @@ from . import (
     hostwatch,
     launch,
     locks,
+    phases,
     profiles,
     r_worker,
     record,
@@ -91,23 +92,29 @@ def init_file(cfg: Config, read=False):
     return str(path)
 
 
-def run_benchmark(cfg: Config, config_dict, run_dir: Path, overrides=None, place=None):
+def run_benchmark(
+    cfg: Config, config_dict, run_dir: Path, overrides=None, place=None, single_run=True
+):
     """Check, prepare, run the worker, and write result.json; returns the result. place:
     where this process stands in Slurm (bench.run.slurm.place), asked here when not given.
 
     Whatever goes wrong here (a bad value, an unwritable directory, a full disk, a bug), the
     run leaves a result.json saying `failed` and why, where the disk allows. The result is
-    assembled once (record.assemble), from what the run learned on its way and how it ended."""
+    assembled once (record.assemble), from what the run learned on its way and how it ended.
+    single_run: the process ran this run alone (its start is the run's: phases.start)."""
     run_dir = Path(run_dir).absolute()
     place = place or slurm.place(cfg.devices)
+    clock = phases.Clock(single_run)
     header = record.header(config_dict, overrides, started=_now(), bench_version=__version__)
-    learned = {}  # what the run found out on its way: tuning, host, worker, data, node
+    # what the run found out on its way: tuning, host, worker, data, node, and its phases so
+    # far (the clock's, kept current: a run refused half-way records as far as it got)
+    learned = {"phases": clock.found}
 
     def finish(ended):
         return _finish(record.assemble(header, learned, ended, finished=_now()), run_dir, place)
 
     try:
-        return _run(cfg, run_dir, place, learned, finish, overrides)
+        return _run(cfg, run_dir, place, learned, finish, overrides, clock)
     except BenchError as exc:
         ended = {"status": exc.status, "error": str(exc)}
     except KeyboardInterrupt as exc:
@@ -153,7 +160,7 @@ def _orchestrator_error(exc, cfg, run_dir):
     return f"orchestrator error: {problem}"
 
 
-def _run(cfg, run_dir, place, learned, finish, overrides):
+def _run(cfg, run_dir, place, learned, finish, overrides, clock):
     """The run's steps in order, each once; `learned` collects what a result records even when
     a later step refuses the run; finish(how it ended) writes the result."""
     run_dir.mkdir(parents=True, exist_ok=True)
@@ -188,7 +195,9 @@ def _run(cfg, run_dir, place, learned, finish, overrides):
     if cfg.framework.r_models:  # R's BLAS is global in the R worker's process: it moves speed
         learned["worker"]["r_blas"] = r_worker.blas(r_worker.rscript())
     env = worker_env.with_interpreter(cfg, env, python)
+    clock.lap("checks")
     prepared = data.prepare(cfg.task, cfg.data, cfg.preset)
+    clock.lap("prepare")
     learned["data"] = prepared
     sizes.check_batches(cfg, prepared)
     run = worker_run(cfg, prepared)
@@ -199,7 +208,7 @@ def _run(cfg, run_dir, place, learned, finish, overrides):
     # limit, Ctrl-C) is recorded and acted on once all is written, never in between
     with signals.deferred() as pending:
         raw, canary_times = watched(
-            cfg, lambda: start_workers(cfg, python, run, run_dir, env, how, place.layout)
+            cfg, lambda: start_workers(cfg, python, run, run_dir, env, how, place.layout), clock
         )
         if place.layout:
             learned["node"] = {
@@ -208,7 +217,7 @@ def _run(cfg, run_dir, place, learned, finish, overrides):
         result = finish(
             _node_end(raw)
             if place.secondary
-            else _measured(cfg, raw, run, python, lock_sha256, canary_times)
+            else _measured(cfg, raw, run, python, lock_sha256, canary_times, clock)
         )
     if pending or raw.get("interrupted"):
         interrupted = Interrupted(raw.get("interrupted") or pending.what)
@@ -217,7 +226,7 @@ def _run(cfg, run_dir, place, learned, finish, overrides):
     return result
 
 
-def _measured(cfg, raw, run, python, lock_sha256, canary_times=None):
+def _measured(cfg, raw, run, python, lock_sha256, canary_times=None, clock=None):
     """How a run ended, from rank 0's raw result: validity, statistics, the host peak, the
     worker's environment against the lock that built it, and the host during its timed
     windows."""
@@ -249,6 +258,8 @@ def _measured(cfg, raw, run, python, lock_sha256, canary_times=None):
     ended["stats"] = record.derive(ended, run["task"], ended["host_peak"])
     if ended["status"] == "ok":
         ended["host_state"] = host_state(cfg, raw, canary_times)
+    if clock is not None:
+        ended["phases"] = phases.of(clock, raw)
     return ended
 
 
@@ -308,16 +319,28 @@ def start_workers(cfg: Config, python, run, run_dir, env, how, layout=None):
     )
 
 
-def watched(cfg: Config, start):
+def watched(cfg: Config, start, clock):
     """start() between the canary's two measurements (bench.run.canary): (its raw result,
-    the canary's times before and after, or None where it is off)."""
-    if not (cfg.watch.enabled and cfg.watch.canary_s > 0):
-        return start(), None
-    before = canary.measure(cfg.watch.canary_s)
+    the canary's times before and after, or None where it is off); each timed on `clock`."""
+    budget = canary_budget(cfg)
+    if not (cfg.watch.enabled and budget > 0):
+        raw = start()
+        clock.lap("worker")
+        return raw, None
+    before = canary.measure(budget)
+    clock.lap("canary")
     raw = start()
+    clock.lap("worker")
     if raw.get("status") != "ok" or raw.get("interrupted"):
         return raw, None
-    return raw, (before, canary.measure(cfg.watch.canary_s))
+    after = canary.measure(budget)
+    clock.lap("canary")
+    return raw, (before, after)
+
+
+def canary_budget(cfg: Config):
+    """The canary's budget each side: watch.canary_s where set, else the preset's."""
+    return cfg.watch.canary_s if cfg.watch.canary_s is not None else cfg.preset.canary_s
 
 
 def host_state(cfg: Config, raw, canary_times):
@@ -325,7 +348,7 @@ def host_state(cfg: Config, raw, canary_times):
     judged = None
     if canary_times:
         try:
-            judged = canary.judged(*canary_times, cfg.data.cache_dir)
+            judged = canary.judged(*canary_times, cfg.data.cache_dir, canary_budget(cfg))
         except OSError as exc:  # a cache it cannot write: the run is still measured
             print(f"bench: the canary's reference cannot be kept: {exc}", file=sys.stderr)
     if not cfg.watch.enabled:

@@ -72,33 +72,44 @@ def _path(cache_dir):
     return host_files.host_dir(cache_dir, sysinfo.host_key()) / "canary.json"
 
 
-def judged(before, after, cache_dir):
-    """The result's `canary`: the times before and after, this host's reference (updated with
-    them, under its lock) and the slowdown, the worst kernel's time over the reference's,
-    minus one; None where either time is missing."""
+def judged(before, after, cache_dir, budget):
+    """The result's `canary`: the times before and after, this host's reference for this
+    budget (a best of fewer repeats lies higher: each budget has its own; updated with them,
+    under its lock) and the slowdown, the worst kernel's time over the reference's, minus
+    one; None where either time is missing."""
     if not before or not after:
         return None
     path = _path(cache_dir)
-    key = {"version": VERSION, "threads": threads(), "gemm_size": GEMM_SIZE, "loop": LOOP_STEPS}
+    key = {
+        "version": VERSION,
+        "threads": threads(),
+        "gemm_size": GEMM_SIZE,
+        "loop": LOOP_STEPS,
+        "budget_s": budget,
+    }
     now = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
     with files.locked(path):
         try:
-            kept = files.read_json(path, "the canary's reference starts again")
+            every = files.read_json(path, "the canary's reference starts again")
         except ValueError:
-            kept = None
-        if not isinstance(kept, dict) or kept.get("key") != key:
+            every = None
+        every = every if isinstance(every, list) else []
+        kept = next((k for k in every if isinstance(k, dict) and k.get("key") == key), None)
+        if kept is None:
             kept = {"key": key, "gemm_s": None, "loop_s": None, "measured": now, "runs": 0}
+            every.append(kept)
         for kernel in ("gemm_s", "loop_s"):
             fastest = min(before[kernel], after[kernel])
             if kept[kernel] is None or fastest < kept[kernel]:
                 kept[kernel], kept["measured"] = fastest, now
         kept["runs"] = int(kept.get("runs") or 0) + 1
-        files.write_json(path, kept)
+        files.write_json(path, every)
     reference = {
         "gemm_s": kept["gemm_s"],
         "loop_s": kept["loop_s"],
         "measured": kept["measured"],
         "threads": key["threads"],
+        "budget_s": budget,
     }
     return {
         "before": before,

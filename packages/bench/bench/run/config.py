@@ -299,6 +299,9 @@ class PresetConfig:
     epochs: Optional[int] = None
     inference_batches: Optional[int] = None
     timeout_s: float = 6 * 3600.0  # a worker still running after this is killed: `failed`
+    # the host watch's canary, before and after the workers (watch.canary_s overrides it):
+    # a second for a run of minutes, a few hundredths for a smoke run of a tenth of a second
+    canary_s: float = 0.5
 
 
 @dataclass
@@ -317,9 +320,10 @@ class WatchConfig:
 
     enabled: bool = True  # false: the result says the host was not watched
     interval_s: float = 0.25  # how often /proc/stat and the run's CPU time are read
-    # each canary's budget, before and after the workers (0: no canary); a kernel is the best
-    # of its repeats in half of it
-    canary_s: float = 0.3
+    # each canary's budget, before and after the workers (0: no canary; null: the preset's,
+    # preset.canary_s, which scales it with the run); a kernel is the best of its repeats in
+    # half of it
+    canary_s: Optional[float] = None
     # at most this share of the CPUs' time in the timed windows stolen by the hypervisor
     max_steal: float = 0.05
     # ... taken by processes other than the run's (a CPU-bound neighbour on 2 cores: 0.5)

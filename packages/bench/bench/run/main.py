@@ -125,7 +125,14 @@ def _run_job(cfg: DictConfig, hydra_cfg, outcome) -> str:
             outcome.statuses.append(result["status"])
             outcome.jobs.done()
             return result["status"]
-    result = benchmark.run_benchmark(OmegaConf.to_object(cfg), config, run_dir, overrides, place)
+    result = benchmark.run_benchmark(
+        OmegaConf.to_object(cfg),
+        config,
+        run_dir,
+        overrides,
+        place,
+        single_run=hydra_cfg.mode == RunMode.RUN,
+    )
     outcome.statuses.append(result["status"])
     outcome.jobs.done()
     return result["status"]

@@ -40,7 +40,7 @@ from pathlib import Path
 
 from .. import files, paired
 from ..errors import ConfigError
-from . import record
+from . import record, sizes
 
 REPEAT_KEYS = ("seed", "repeat")
 TWIN = "copy"  # the A/A control's second name: twin=copy
@@ -83,11 +83,7 @@ def check(rounds, watch):
             raise ConfigError(f"rounds.{name}={getattr(rounds, name)}: must be more than 0")
     if not rounds.max_extra >= 0:
         raise ConfigError(f"rounds.max_extra={rounds.max_extra}: must be 0 or more")
-    if not watch.interval_s > 0:
-        raise ConfigError(f"watch.interval_s={watch.interval_s}: must be more than 0")
-    for name in ("canary_s", "max_steal", "max_others", "max_canary_slowdown"):
-        if not getattr(watch, name) >= 0:
-            raise ConfigError(f"watch.{name}={getattr(watch, name)}: must be 0 or more")
+    sizes.check_watch(watch)
 
 
 def configuration_of(overrides):

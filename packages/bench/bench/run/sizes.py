@@ -36,6 +36,20 @@ def check(cfg):
         value = getattr(cfg.data, option, None)
         if value is not None and not value > 0:
             raise ConfigError(f"data.{option}={value}: must be more than 0")
+    check_watch(cfg.watch, cfg.preset)
+
+
+def check_watch(watch, preset=None):
+    """The host watch's settings (bench.run.hostwatch, bench.run.canary): ConfigError, one
+    line, for one it cannot use."""
+    if not watch.interval_s > 0:
+        raise ConfigError(f"watch.interval_s={watch.interval_s}: must be more than 0")
+    for name in ("canary_s", "max_steal", "max_others", "max_canary_slowdown"):
+        value = getattr(watch, name)
+        if value is not None and not value >= 0:
+            raise ConfigError(f"watch.{name}={value}: must be 0 or more")
+    if preset is not None and not preset.canary_s >= 0:
+        raise ConfigError(f"preset.canary_s={preset.canary_s}: must be 0 or more")
 
 
 def check_batches(cfg, prepared):

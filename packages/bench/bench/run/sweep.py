@@ -120,6 +120,12 @@ def install():
     OmegaConf.register_new_resolver("bench_job_name", job_name, replace=True)
 
 
+# keys that only say how the host was watched, nested in a group
+WATCH_KEYS = ("preset.canary_s",)
+# keys a later schema added, with the value a result from before them had in effect
+ADDED = {"repeat": 0, "twin": None}
+
+
 def comparable(config):
     """A composed config without the keys that steer the sweep (not the job's identity)."""
     return {k: v for k, v in config.items() if k not in SWEEP_KEYS}
@@ -127,6 +133,11 @@ def comparable(config):
 
 def first_difference(old, new):
     old, new = record.flatten(old), record.flatten(new)
+    for key in WATCH_KEYS:
+        old.pop(key, None)
+        new.pop(key, None)
+    for key, default in ADDED.items():
+        old.setdefault(key, default)
     for key in sorted(set(old) | set(new)):
         if old.get(key) != new.get(key):
             return f"{key}: {old.get(key)!r} -> {new.get(key)!r}"
