@@ -32,6 +32,7 @@ from . import (
     agreement,
     axes,
     baseline,
+    costs,
     document,
     history,
     host_comparison,
@@ -270,6 +271,9 @@ def build(args) -> Report:
     agreeing = agreement.groups(grid)
     if agreeing:
         report.text += "\n" + agreement.markdown(agreeing, shared=grid.uniform)
+    spent = costs.markdown(grid)
+    if spent:
+        report.text += "\n" + spent
     if args.baseline:
         old = collect(args.baseline, every=args.status == "all")
         if not old:

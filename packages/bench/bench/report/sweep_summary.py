@@ -10,7 +10,7 @@ from bench_shared import contract
 
 from .. import files
 from ..run import sweep
-from . import axes, collection, scaling, tables, warn
+from . import axes, collection, costs, scaling, tables, warn
 
 
 def summarise(sweep_dir: Path, wall=None):
@@ -38,6 +38,9 @@ def summarise(sweep_dir: Path, wall=None):
         scaled = scaling.pairs(table)  # `-m devices=1,2`: the speed-up beside the table
         if scaled:
             text += "\n" + scaling.markdown(scaled)
+        spent = costs.markdown(table)  # where the sweep's runs spent their time
+        if spent:
+            text += "\n" + spent
     if left_out:  # refused before starting
         counts = ", ".join(f"{n} {status}" for status, n in sorted(left_out.items()))
         rows = ", ".join(sorted({r.display_name for r in found if r.status in left_out}))
