@@ -98,7 +98,7 @@ def test_the_marker_says_which_lock_built_the_environment(tmp_path):
         "value": "torch==2.13.0+cpu",
         "left_out": ["torch"],
     }
-    NOXFILE.mark(session, NOXFILE.LOCKS / "torch.txt", "3.11.7", [override])
+    NOXFILE.mark(session, NOXFILE.LOCKS / "torch.txt", "3.11.7", "uv", [override])
     record = json.loads((tmp_path / "bench-environment.json").read_text())
     assert record.pop("built").endswith("Z")
     assert len(record.pop("lock_sha256")) == 64

@@ -127,7 +127,7 @@ def check_results_dir(argv):
 
 def frameworks_named(argv):
     """The frameworks a composition of these command-line arguments can name: the
-    `framework=` values (a sweep's each), else conf/config.yaml's default; None (every one)
+    `framework=` values (a sweep's each) and conf/config.yaml's default; None (every one)
     where that cannot be told from the command line (a comparison preset, a glob, an
     interpolation, a value Hydra's parser refuses)."""
     named = None
@@ -145,10 +145,11 @@ def frameworks_named(argv):
         if values is None or any(v is None for v in values):
             return None
         named = (named or []) + [str(v) for v in values]
-    if named is None:
-        chosen = _defaults({"framework": None}).get("framework")
-        return list(chosen) if chosen else None
-    return named
+    # the default's too: Hydra composes a sweep's own config without its sweep overrides
+    chosen = _defaults({"framework": None}).get("framework")
+    if chosen is None:
+        return None
+    return [*dict.fromkeys([*(named or []), *chosen])]
 
 
 def _defaults(options):

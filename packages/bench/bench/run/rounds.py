@@ -95,20 +95,21 @@ def plan(jobs, order="rounds", order_seed=0, control=None):
     round of the jobs as given where nothing repeats, or with order back_to_back; else one
     round per value of the repeat keys, each shuffled by its own seeded generator. control:
     the configuration (overrides less repeat keys) run a second time in each round as
-    twin=copy."""
+    twin=copy, where the sweep repeats (an A/A pair of one run each says nothing)."""
     jobs = [tuple(j) for j in jobs]
     repeats = {}
     for j in jobs:
         repeats.setdefault(tuple(o for o in j if key_of(o) in REPEAT_KEYS), []).append(j)
     if order == "back_to_back" or len(repeats) < 2:
         index = {k: i for i, k in enumerate(repeats)}
+        repeated = len(repeats) > 1  # an A/A pair of one run each says nothing
         found = []
         for j in jobs:
             job = Job(
                 j, configuration_of(j), index[tuple(o for o in j if key_of(o) in REPEAT_KEYS)]
             )
             found.append(job)
-            if control is not None and job.configuration == control:  # its copy right after
+            if repeated and control is not None and job.configuration == control:
                 found.append(Job((*j, f"twin={TWIN}"), job.configuration, job.round, True))
         return [found]
     rounds = []
