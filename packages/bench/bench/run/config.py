@@ -436,7 +436,7 @@ def register(frameworks=None):
     offered as options (`framework=framework_schema`); each option's file names its schema
     as `- /<name>_schema@_here_`, a framework's `- /framework_<framework>_schema@_here_` (made
     from its own file: its options typed from their defaults). frameworks: the frameworks a
-    composition will name (bench.run.overrides.frameworks_named), None for every one: each
+    composition will name (frameworks_named), None for every one: each
     framework's schema costs about 20 ms to store, a third of a short command's start-up."""
     directory = str(conf_dir())
     if _registered.get("conf") != directory:  # another conf/ (the tests'): start again
@@ -491,12 +491,54 @@ def option_schema(group, option):
     return {f.name: f.type for f in dataclasses.fields(Config)}.get(group)
 
 
+def frameworks_named(argv):
+    """The frameworks a composition of these command-line arguments can name: the
+    `framework=` values (a sweep's each) and conf/config.yaml's default (Hydra composes a
+    sweep's own config without its sweep overrides); None (every one) where that cannot be
+    told from the command line (a comparison preset, a glob, a range, an interpolation, a
+    value Hydra's parser refuses)."""
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+    from hydra.errors import HydraException
+
+    named = []
+    for text in argv:
+        key = text.lstrip("+~").partition("=")[0]
+        if key.startswith("comparison") or key == "hydra.sweeper.params.framework":
+            return None
+        if key != "framework" or text.startswith("-"):
+            continue
+        try:
+            (override,) = OverridesParser.create().parse_overrides([text])
+            if override.is_sweep_override() and not override.is_discrete_sweep():
+                return None
+            values = (
+                list(override.sweep_string_iterator())
+                if override.is_sweep_override()
+                else [override.value()]
+            )
+        except HydraException:
+            return None
+        if any(not isinstance(v, str) or "${" in v or "*" in v for v in values):
+            return None
+        named += values
+    declared = OmegaConf.to_container(OmegaConf.load(conf_dir() / "config.yaml"))
+    default = next(
+        (
+            entry["framework"]
+            for entry in declared.get("defaults", [])
+            if isinstance(entry, dict) and isinstance(entry.get("framework"), str)
+        ),
+        None,
+    )
+    if default is None or "${" in default:
+        return None
+    return [*dict.fromkeys([*named, default])]
+
+
 def compose(overrides=(), typed=True):
     """The config a run of these command-line overrides gets, through Hydra's Compose API (the
     one place outside `python -m bench` itself that composes): a typed Config, or with
     typed=False the DictConfig, for a caller that changes values before OmegaConf.to_object."""
-    from .overrides import frameworks_named
-
     register(frameworks_named(list(overrides)))
     with initialize_config_dir(config_dir=str(conf_dir()), version_base="1.3"):
         node = hydra_compose(config_name="config", overrides=list(overrides))

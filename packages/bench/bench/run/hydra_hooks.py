@@ -10,7 +10,7 @@ from . import config, rundirs, sweep
 
 
 def install(frameworks=None):
-    """frameworks: those the command line names (bench.run.overrides.frameworks_named), whose
+    """frameworks: those the command line names (bench.run.config.frameworks_named), whose
     schemas alone are registered; None: every framework's."""
     config.register(frameworks)
     rundirs.install()

@@ -17,7 +17,7 @@ from hydra.types import RunMode
 from omegaconf import DictConfig, OmegaConf
 
 from .. import conf_dir, signals
-from . import benchmark, hydra_hooks, rundirs, slurm, sweep
+from . import benchmark, config, hydra_hooks, rundirs, slurm, sweep
 
 FULL_ERROR = "HYDRA_FULL_ERROR"  # set: Hydra raises the errors it would print
 
@@ -160,9 +160,7 @@ def main(argv, outcome: Outcome) -> Outcome:
     """Run Hydra's application on argv (the overrides and Hydra's flags); returns the outcome.
     KeyboardInterrupt (bench.errors.Interrupted) and Hydra's own errors reach the caller, the
     outcome holding what happened before."""
-    from .overrides import frameworks_named
-
-    hydra_hooks.install(frameworks_named(argv))
+    hydra_hooks.install(config.frameworks_named(argv))
     signals.install()
     sys.argv[1:] = argv  # Hydra reads the command line from sys.argv
     token = sweep.current.set(outcome)

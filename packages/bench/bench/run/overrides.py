@@ -125,33 +125,6 @@ def check_results_dir(argv):
     files.check_writable(directory, str(what), f"{key}=DIR puts it elsewhere")
 
 
-def frameworks_named(argv):
-    """The frameworks a composition of these command-line arguments can name: the
-    `framework=` values (a sweep's each) and conf/config.yaml's default; None (every one)
-    where that cannot be told from the command line (a comparison preset, a glob, an
-    interpolation, a value Hydra's parser refuses)."""
-    named = None
-    for text in argv:
-        key, _, value = text.lstrip("+~").partition("=")
-        if key.startswith("comparison") or key in ("hydra.sweeper.params.framework",):
-            return None
-        if key != "framework" or text.startswith("-"):
-            continue
-        try:
-            (override,) = OverridesParser.create().parse_overrides([text])
-        except HydraException:
-            return None
-        values = _values(override)
-        if values is None or any(v is None for v in values):
-            return None
-        named = (named or []) + [str(v) for v in values]
-    # the default's too: Hydra composes a sweep's own config without its sweep overrides
-    chosen = _defaults({"framework": None}).get("framework")
-    if chosen is None:
-        return None
-    return [*dict.fromkeys([*(named or []), *chosen])]
-
-
 def _defaults(options):
     """group -> [the option conf/config.yaml's defaults list chooses]."""
     chosen = {}

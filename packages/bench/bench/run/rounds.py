@@ -34,7 +34,6 @@ import random
 import secrets
 import shutil
 import statistics
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -265,23 +264,11 @@ def set_aside(job_dir: Path, attempt):
     return aside
 
 
-def outcome_of(job_dir):
-    """(status, disturbed, reasons) of the result a job left, or (None, False, []) where it
-    left none that reads."""
-    try:
-        result = record.load(Path(job_dir) / "result.json")
-    except (OSError, ValueError):
-        return None, False, []
+def outcome_of(result):
+    """(status, disturbed, reasons) of the result a job left ({} where it left none that
+    reads)."""
     state = result.get("host_state") or {}
     return result.get("status"), bool(state.get("disturbed")), list(state.get("reasons") or [])
-
-
-def now():
-    return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
-
-
-def clock_of(started):
-    return round(time.monotonic() - started, 3)
 
 
 def choose_control(sweeper, jobs, setting):
@@ -375,8 +362,8 @@ def _run_round(sweeper, state, r, jobs):
         state["returns"].append(returns)
         for job, ret in zip(batch, returns):
             job_dir = _job_dir(ret)
-            status, disturbed, reasons = outcome_of(job_dir) if job_dir else (None, False, [])
             result = _read(job_dir)
+            status, disturbed, reasons = outcome_of(result)
             state["progress"].runs.append(
                 {
                     "round": r,
