@@ -118,6 +118,7 @@ def task_config(name):
             "num_batches": s.num_batches,
             "warmup_passes": s.warmup_passes,
             "description": "",
+            "stop_at_target": False,  # an inference task's: nothing to stop
         }
     task = {
         "name": name,

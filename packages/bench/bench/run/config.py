@@ -47,6 +47,9 @@ class TaskConfig:
     dataset: str = MISSING
     batch_size: int = MISSING
     description: str = ""
+    # end training at the first evaluation at or above the quality target (a training task's;
+    # an inference task has nothing to stop: a comparison of both may set it for all)
+    stop_at_target: bool = False
 
 
 @dataclass
@@ -60,7 +63,6 @@ class TrainingTask(TaskConfig):
     # the test accuracy (DenseNet: mean ROC-AUC) a run must reach, per data source
     # (synthetic, real): conf/task/<task>.yaml says how each was chosen; null: none declared
     quality_target: Dict[str, Optional[float]] = field(default_factory=dict)
-    stop_at_target: bool = False  # end training at the first evaluation at or above it
 
 
 @dataclass
