@@ -346,6 +346,8 @@ def next_aside(job_dir):
 def _run_round(sweeper, state, r, jobs):
     """Run one round's jobs, in order; a disturbed run queued again at a random later place
     (rounds only), while its retries and the sweep's extra budget last."""
+    from . import sweep as sweeps
+
     cfg = state["cfg"]
     queue, position = list(jobs), 0
     rng = random.Random(f"{cfg.rounds.order_seed}:{r}:again")
@@ -386,6 +388,8 @@ def _run_round(sweeper, state, r, jobs):
                 and state["budget"].take()
             )
             if again:
+                state["total"] += 1
+                sweeps.planned_jobs(state["total"])
                 kept = set_aside(job_dir, next_aside(job_dir))
                 requeue(
                     queue,
@@ -427,6 +431,8 @@ def _figures(progress):
 
 def _adaptive_rounds(sweeper, state):
     """Rounds added after the planned ones for the configurations still undecided."""
+    from . import sweep as sweeps
+
     cfg, progress = state["cfg"], state["progress"]
     for _ in range(cfg.rounds.adaptive):
         wanted = needing_rounds(_figures(progress), cfg.rounds.max_interval, cfg.rounds.tie_band)
@@ -454,6 +460,8 @@ def _adaptive_rounds(sweeper, state):
         progress.rounds.append(jobs)
         progress.extra_rounds += 1
         state["of"] = len(progress.rounds)
+        state["total"] += len(jobs)
+        sweeps.planned_jobs(state["total"])
         print(
             f"sweep: round {r + 1} (adaptive): {len(jobs)} configurations still undecided",
             flush=True,
@@ -509,6 +517,7 @@ def sweep(sweeper, arguments):
     state = {
         "cfg": cfg,
         "of": len(planned),
+        "total": total,
         "id": progress.sweep_id,
         "index": 0,
         "returns": [],

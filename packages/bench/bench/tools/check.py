@@ -240,8 +240,9 @@ def print_text(report):
 
 
 def print_ranking(report):
-    """Each column's configurations by median, each against the next: `>` an order, `~` a
-    tie, `?` too few rounds; and the share of neighbouring pairs the bundle decides."""
+    """Each column's configurations by median, each against the next: `>` an order (`<` where
+    the rounds order the pair against their medians), `~` a tie, `?` undecided or too few
+    rounds; and the share of neighbouring pairs the bundle decides."""
     columns = {}
     for pair in report["neighbours"]:
         columns.setdefault((pair.faster.task, pair.faster.column), []).append(pair)
@@ -249,9 +250,10 @@ def print_ranking(report):
         line = pairs[0].faster.row
         for pair in pairs:
             c = pair.comparison
-            sign = ">" if c and c.verdict in ("faster",) else "?" if not pair.decided else "~"
-            if c is not None and c.ratio.paired is None and c.verdict == "no difference shown":
-                sign = "~"
+            verdict = c.verdict if c is not None else None
+            sign = {"faster": ">", "slower": "<"}.get(verdict)  # (< : the pair's own order)
+            if sign is None:
+                sign = "~" if pair.decided or verdict == "no difference shown" else "?"
             line += f" {sign} {pair.slower.row}" + (f" ({c.ratio.text()})" if c else "")
         print(f"{'ranking':<8} {task} {column}: {line}".rstrip())
     decided, pairs, decided_apart, apart = bundle.decisiveness(report["neighbours"])
