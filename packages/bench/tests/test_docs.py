@@ -3,6 +3,7 @@
 relative link resolves (files, and headings for #anchors); the README stays a few screens with a
 table of contents; no prose carries history (session numbers, issue numbers, dated diaries)."""
 
+import json
 import re
 import shlex
 import subprocess
@@ -71,14 +72,27 @@ def test_the_readme_has_its_generated_results_table():
 
 def test_the_readme_says_what_bench_check_finds_in_its_results():
     """The README's results section says how many of its configurations `python -m bench
-    check` finds fit to rank: the check, run on the committed results, must say the same."""
+    check` finds fit to rank and, where it names a second bundle made independently, how many
+    orders both declare and how many flip: the check, run on the committed results, must say
+    the same."""
     text = " ".join(README.read_text().split())
-    said = re.search(r"`python -m bench check (\S+)` finds (\d+) of (\d+) configurations", text)
+    said = re.search(
+        r"`python -m bench check (\S+)(?: --agree-with (\S+))?` finds (\d+) of (\d+) "
+        r"configurations",
+        text,
+    )
     assert said, "README.md does not say what `python -m bench check` finds in its results"
-    done = bench("check", said.group(1))
+    bundle, other, valid, total = said.groups()
+    done = bench("check", bundle, *(["--agree-with", other] if other else []), "--json")
     assert done.returncode in (0, 1), done.stderr
-    found = re.search(r"^check: (\d+) of (\d+) configurations valid", done.stdout, re.M)
-    assert found and found.groups() == said.groups()[1:], (said.group(0), done.stdout[-500:])
+    found = json.loads(done.stdout)
+    valid_now = sum(c["valid"] for c in found["configurations"])
+    assert (valid_now, len(found["configurations"])) == (int(valid), int(total)), said.group(0)
+    if other:
+        agreed = re.search(r"of the (\d+) pairs both bundles order, (\d+) flip", text)
+        assert agreed, "README.md names a second bundle but not how the two agree"
+        agreement = found["agreement"]
+        assert (agreement["both"], agreement["flips"]) == tuple(map(int, agreed.groups()))
 
 
 @pytest.mark.parametrize(

@@ -93,12 +93,22 @@ def legend(grid: Grid) -> str:
             f"{fitness.MAX_INTERVAL:.0%} wide)."
         )
     statuses = [quality.of(c) for c in ok]
-    intervals = any((found := _relative(grid, c)[1]) and found.ratio.has_interval for c in ok)
+    relatives = [found for c in ok if (found := _relative(grid, c)[1])]
+    intervals = any(found.ratio.has_interval for found in relatives)
+    paired = any(found.ratio.paired is not None for found in relatives)
     text += (
         " ×: how many times slower than the column's fastest row (1.00: the fastest)"
         + (
-            ", with its 95 % interval (a seeded bootstrap over the repeats; none where a "
-            "side has one run)"
+            ", with its 95 % interval ("
+            + (
+                "from the rounds both ran in: the Hodges-Lehmann ratio and its signed-rank "
+                "interval; "
+                if paired
+                else ""
+            )
+            + "a seeded bootstrap over the repeats"
+            + (" where they share fewer than six rounds" if paired else "")
+            + "; none where a side has one run)"
             if intervals
             else ""
         )

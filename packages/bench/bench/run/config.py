@@ -190,7 +190,8 @@ class FrameworkConfig:
     r_cblas: bool = False
     # an R row: variables its R worker must have when R starts (variable -> option), as R loads
     # GNU OpenMP then and libgomp reads OMP_* only at load, before the worker's setup() runs;
-    # an option "" is left unset, threads 0 is every usable core (app.r_start_environment)
+    # an option "" is left unset, threads 0 is every usable core
+    # (bench.run.worker_env.r_start_environment)
     r_start_env: Dict[str, str] = field(default_factory=dict)
     # what it needs beyond its environment (bench/run/system.py's names) -> "always", or
     # "devices" (only for devices=N): checked before a run, skipped with the install line by

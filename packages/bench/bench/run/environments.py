@@ -1,4 +1,5 @@
-"""Finding the interpreter of a framework's environment (DESIGN.md, "Environment discovery").
+"""Finding the interpreter of a framework's environment (docs/architecture.md: the path of
+one run; the design's "Environment discovery").
 
 Order: an explicit `framework.python`; the current interpreter when the framework package
 and the framework itself are importable here; the environment `nox -s <session>` built.
