@@ -14,7 +14,7 @@ steady-state examples/s; inference: images/s), their ratio and what the profile 
 under the CPU model and flags they were measured on. A timing run, not a test: run it on a
 quiet machine. Writes tune_defaults.json and tune_defaults.md into --out. `--override` adds a
 Hydra override to every run and tune (repeatable); at `--preset smoke` a task with a shorter
-tune run (`bench.tools.tune.command.SHORT_RUN`: densenet) gets its sizes too, in the tune
+tune run (`bench.tools.tune.search.SHORT_RUN`: densenet) gets its sizes too, in the tune
 and the runs alike.
 
 Where the tune kept the default, there is nothing to confirm: the row comes from the tune's
@@ -36,7 +36,7 @@ from pathlib import Path
 from bench.run import capabilities, profiles, sysinfo
 from bench.run.config import override_key
 from bench.tools.tune.candidates import label, settings_key
-from bench.tools.tune.command import DEFAULT_PRESET, short_run
+from bench.tools.tune.search import DEFAULT_PRESET, short_run
 from bench.tools.tune.rounds import Outcome
 from bench_shared import contract, spec
 

@@ -242,3 +242,33 @@ def check_writable(directory: Path, what: str, elsewhere: str):
         raise NotWritable(
             f"{what} cannot be written: {path_problem(exc) or exc}; {elsewhere}"
         ) from None
+
+
+def write_whole(out: Path, make, manifest_name: str):
+    """Write a set of files into the directory `out` whole: `make(directory)` writes them into
+    a directory of their own inside `out`, then, holding `out`'s lock, they replace the files
+    of the set before, and those the set before had (listed in `out/manifest_name`) and this
+    one has not are removed; no other file is touched. Two writers into one directory at once
+    leave one set, never a mixture (a report's directory: bench.report.command)."""
+    import shutil
+
+    out.mkdir(parents=True, exist_ok=True)
+    aside = Path(tempfile.mkdtemp(prefix=".report-", dir=out))
+    try:
+        make(aside)
+        written = sorted(p.name for p in aside.iterdir() if p.is_file())
+        with locked(out / ".report", waiting="(another report writing there)"):
+            manifest = out / manifest_name
+            try:
+                before = json.loads(manifest.read_text())
+            except (OSError, ValueError):
+                before = []
+            for name in before if isinstance(before, list) else []:
+                if isinstance(name, str) and name not in written and "/" not in name:
+                    with contextlib.suppress(OSError):
+                        (out / name).unlink()
+            for name in written:
+                (aside / name).replace(out / name)
+            write_json(manifest, written)
+    finally:
+        shutil.rmtree(aside, ignore_errors=True)

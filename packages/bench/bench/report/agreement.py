@@ -173,6 +173,34 @@ LEGEND = (
 )
 
 
+SUMMARY_HEADER = [
+    "task",
+    "frameworks",
+    "accuracy across frameworks",
+    "accuracy seed noise",
+    "accuracy ratio",
+    "loss across frameworks",
+    "loss seed noise",
+    "loss ratio",
+    "outside",
+]
+
+
+def summary_row(g):
+    """A group's row of the summary: across frameworks against the seed noise."""
+    return [
+        f"{_where(g)}, init={g.init}",
+        str(len(g.entries)),
+        _points(g.across("accuracy")),
+        _points(g.seed_noise("accuracy")),
+        _ratio(g.across("accuracy"), g.seed_noise("accuracy")),
+        _loss(g.across("loss")),
+        _loss(g.seed_noise("loss")),
+        _ratio(g.across("loss"), g.seed_noise("loss")),
+        ", ".join(f"{row} ({metric})" for row, metric in g.flagged) or "none",
+    ]
+
+
 def markdown(found, heading=True, shared=None) -> str:
     """The section; heading=False leaves out its `##` line (a documentation block under a
     heading of its own, `report --into FILE --table agreement`); `shared`: the settings every
@@ -219,35 +247,10 @@ def markdown(found, heading=True, shared=None) -> str:
             )
             + "\n"
         )
-        summary.append(
-            [
-                f"{_where(g)}, init={g.init}",
-                str(len(g.entries)),
-                _points(g.across("accuracy")),
-                _points(g.seed_noise("accuracy")),
-                _ratio(g.across("accuracy"), g.seed_noise("accuracy")),
-                _loss(g.across("loss")),
-                _loss(g.seed_noise("loss")),
-                _ratio(g.across("loss"), g.seed_noise("loss")),
-                ", ".join(f"{row} ({metric})" for row, metric in g.flagged) or "none",
-            ]
-        )
+        summary.append(summary_row(g))
     text += (
         "\n### Across frameworks against the seed noise\n\n"
-        + markdown_table(
-            [
-                "task",
-                "frameworks",
-                "accuracy across frameworks",
-                "accuracy seed noise",
-                "accuracy ratio",
-                "loss across frameworks",
-                "loss seed noise",
-                "loss ratio",
-                "outside",
-            ],
-            summary,
-        )
+        + markdown_table(SUMMARY_HEADER, summary)
         + "\n"
     )
     return text

@@ -181,6 +181,44 @@ def compare(current: Grid, baseline: Grid, slower=0.10, accuracy_drop=0.02, min_
     return findings
 
 
+HEADER = [
+    "framework",
+    "task",
+    "hardware, precision",
+    "baseline",
+    "now",
+    "speed now / baseline",
+    "accuracy change (points)",
+    "verdict",
+]
+
+
+def _flagged_text(f):
+    return f"**{f.verdict}**"
+
+
+def rows(findings, metric: Metric, flagged_text=_flagged_text):
+    """The table's rows, the flagged first; `flagged_text(finding)` shows a flagged verdict
+    (Markdown: in bold)."""
+    shown = []
+    for f in sorted(findings, key=lambda f: (not f.flagged, f.row.lower(), f.task, f.column)):
+        speed = f.speed
+        change = "" if speed is None else (f"{speed.ratio:.2f}× ({speed.low:.2f}–{speed.high:.2f})")
+        shown.append(
+            [
+                f.row,
+                title(f.task),
+                f.where,
+                cell(f.baseline, metric),
+                cell(f.current, metric),
+                change,
+                "" if f.accuracy_change is None else f"{100 * f.accuracy_change:+.1f}",
+                flagged_text(f) if f.flagged else f.verdict,
+            ]
+        )
+    return shown
+
+
 def markdown(findings, metric: Metric, slower, accuracy_drop, min_runs=2) -> str:
     matched = [f for f in findings if f.baseline is not None and f.current is not None]
     flagged = [f for f in findings if f.flagged]
@@ -201,33 +239,7 @@ def markdown(findings, metric: Metric, slower, accuracy_drop, min_runs=2) -> str
             " No configuration matches: the baseline was measured on other hardware or "
             "with other settings."
         )
-    rows = []
-    for f in sorted(findings, key=lambda f: (not f.flagged, f.row.lower(), f.task, f.column)):
-        speed = f.speed
-        change = "" if speed is None else (f"{speed.ratio:.2f}× ({speed.low:.2f}–{speed.high:.2f})")
-        rows.append(
-            [
-                f.row,
-                title(f.task),
-                f.where,
-                cell(f.baseline, metric),
-                cell(f.current, metric),
-                change,
-                "" if f.accuracy_change is None else f"{100 * f.accuracy_change:+.1f}",
-                f"**{f.verdict}**" if f.flagged else f.verdict,
-            ]
-        )
-    header = [
-        "framework",
-        "task",
-        "hardware, precision",
-        "baseline",
-        "now",
-        "speed now / baseline",
-        "accuracy change (points)",
-        "verdict",
-    ]
-    text = head + "\n\n" + markdown_table(header, rows) + "\n"
+    text = head + "\n\n" + markdown_table(HEADER, rows(findings, metric)) + "\n"
     if flagged:
         text += "\nPackages that differ between the baseline's environment and the current one:\n\n"
         text += "".join(

@@ -9,7 +9,8 @@ results.csv (one flat row per run), <task>.png (bar charts) and curves_<task>.pn
 curves), and prints report.md. It adds what the results allow: a second axis within one
 framework against its baseline value (precision, tuned, an option), agreement across
 frameworks (seeds), data-parallel scaling, host against host, a baseline's verdicts, the 2018
-figures, a history (history.md). The directory is written whole: every file is made aside,
+figures, a history (history.md): each a section (bench.report.sections), shown alike in
+report.md, report.json and the page. The directory is written whole: every file is made aside,
 then moved in under the directory's lock, and the files of an earlier report that this one
 does not write are removed. With --into FILE it writes only the main table (or --table
 agreement's or settings'), into FILE's block marked with the same arguments: the tables of the
@@ -17,11 +18,7 @@ documentation, regenerated from committed result files (docs/reports.md).
 """
 
 import argparse
-import contextlib
-import json
-import shutil
 import sys
-import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,21 +26,17 @@ from pathlib import Path
 from .. import files
 from ..console import count, fraction, subcommand
 from . import (
-    agreement,
-    axes,
-    baseline,
-    costs,
     document,
-    history,
-    host_comparison,
     into,
     metrics,
     reference_2018,
+    results_csv,
     scaling,
+    sections,
     tables,
     warn,
 )
-from .collection import Grid, collect, left_out_text, read, select, wanted_statuses
+from .collection import Grid, left_out_text, read, select, wanted_statuses
 
 EPILOG = """\
 exit status: 0; 1 when the baseline comparison flags something; 2 a bad command line, no
@@ -61,16 +54,19 @@ def parser():
         "ratio has its 95 % interval; a configuration below its quality target "
         "or at chance is never ranked faster.",
     )
+    _what_to_read(p)
+    _comparisons(p)
+    _outputs(p)
+    return p
+
+
+def _what_to_read(p):
+    """The runs read and what the cells show."""
     p.add_argument(
         "paths",
         nargs="*",
         metavar="PATH",
         help="result.json files, or directories searched for them",
-    )
-    p.add_argument(
-        "--out",
-        metavar="DIR",
-        help="where report.md, results.csv and the charts go (default results/reports/<time>)",
     )
     p.add_argument(
         "--metric",
@@ -91,6 +87,18 @@ def parser():
         "(also the runs refused before starting, unsupported and "
         "not_installed, and interrupted runs)",
     )
+    p.add_argument(
+        "--by-host", action="store_true", help="one column per host, not per kind of hardware"
+    )
+    p.add_argument(
+        "--interrupted",
+        action="store_true",
+        help="also the runs a signal cut short (left out otherwise)",
+    )
+
+
+def _comparisons(p):
+    """What the runs are judged against, and the rules of a change."""
     p.add_argument(
         "--baseline",
         action="append",
@@ -137,15 +145,16 @@ def parser():
         action="store_true",
         help="each configuration over date and commit: history.md, .csv, .png",
     )
+
+
+def _outputs(p):
+    """Where the report goes: its directory, the page, one table into a file."""
     p.add_argument(
-        "--by-host", action="store_true", help="one column per host, not per kind of hardware"
+        "--out",
+        metavar="DIR",
+        help="where report.md, results.csv and the charts go (default results/reports/<time>)",
     )
     p.add_argument("--no-charts", action="store_true", help="skip the PNGs and the page's charts")
-    p.add_argument(
-        "--interrupted",
-        action="store_true",
-        help="also the runs a signal cut short (left out otherwise)",
-    )
     p.add_argument(
         "--html",
         metavar="OUT",
@@ -182,28 +191,27 @@ def parser():
         "tables (runs of two seeds or more, two frameworks or more), or the settings "
         "table (each setting, e.g. precision=bf16, against its framework's baseline)",
     )
-    return p
 
 
 @dataclass
 class Report:
-    """What a report holds: the markdown, the grid and the comparisons made from it."""
+    """What a report holds: the markdown, the grid and what each section found in it."""
 
     text: str
     grid: Grid
-    findings: list = None  # the baseline's, with --baseline
-    host_pairs: list = field(default_factory=list)
-    history: list = None  # with --history
-    reference: object = None  # with --reference
+    context: sections.Context
+    parts: list = field(default_factory=list)  # [sections.Part] with something to show
     warnings: list = field(default_factory=list)  # the main table's, one line each
-    to_target: Grid = None  # the time-to-target table's grid, where runs have targets
-    settings: list = field(default_factory=list)  # bench.report.axes' comparisons
     left_out: dict = field(default_factory=dict)  # status -> runs left out of the tables
     every_run: list = field(default_factory=list)  # every run read: results.csv's rows
 
+    def found(self, key):
+        """What the section of that key found; None where it shows nothing."""
+        return next((p.found for p in self.parts if p.section.key == key), None)
+
     @property
     def flagged(self):
-        return [f for f in self.findings or () if f.flagged]
+        return [f for f in self.found("baseline") or () if f.flagged]
 
 
 def runs_of(args, paths=None):
@@ -238,60 +246,15 @@ def runs_of(args, paths=None):
 def build(args) -> Report:
     found, left_out, every_run = runs_of(args)
     grid = Grid(found, by_host=args.by_host, metric_name=args.metric, left_out=dict(left_out))
-    reference = reference_2018.load() if args.reference else None
+    context = sections.Context(grid, sections.Options.of(args))
     lines = warn.warnings(grid)
-    text = main_table(grid, reference, lines)
-    sentences = tables.comparisons_markdown(grid)
-    if sentences:
-        text += "\n" + sentences
-    report = Report(
-        text,
-        grid,
-        reference=reference,
-        warnings=lines,
-        left_out=dict(left_out),
-        every_run=every_run,
-    )
-    report.to_target = tables.time_to_target_grid(grid)
-    if report.to_target is not None:
-        report.text += "\n" + tables.time_to_target_markdown(grid)
-    report.settings = axes.pairs(grid)
-    if report.settings:
-        report.text += "\n" + axes.markdown(report.settings, grid.metric)
-    if reference:
-        report.text += reference_2018.markdown_section(grid, reference)
-    report.host_pairs = host_comparison.pairs(grid, args.min_change, args.min_runs)
-    if report.host_pairs:
-        report.text += "\n" + host_comparison.markdown(
-            report.host_pairs, grid.metric, args.min_runs
-        )
-    scaled = scaling.pairs(grid)
-    if scaled:
-        report.text += "\n" + scaling.markdown(scaled)
-    agreeing = agreement.groups(grid)
-    if agreeing:
-        report.text += "\n" + agreement.markdown(agreeing, shared=grid.uniform)
-    spent = costs.markdown(grid)
-    if spent:
-        report.text += "\n" + spent
-    if args.baseline:
-        old = collect(args.baseline, every=args.status == "all")
-        if not old:
-            raise ValueError(f"no result.json found in the baseline {' '.join(args.baseline)}")
-        report.findings = baseline.compare(
-            grid,
-            Grid(old, by_host=args.by_host, metric_name=grid.metric.name),
-            args.min_change,
-            args.accuracy_drop,
-            args.min_runs,
-        )
-        report.text += "\n" + baseline.markdown(
-            report.findings, grid.metric, args.min_change, args.accuracy_drop, args.min_runs
-        )
-    if args.history:
-        report.history = history.series(grid, args.min_change, args.min_runs)
-        report.text += "\n" + history.markdown(report.history, grid.metric, args.min_runs)
-    return report
+    parts = sections.find_all(context)
+    text = main_table(grid, context.reference, lines)
+    for part in parts:
+        shown = part.section.markdown(part.found, context)
+        if shown:
+            text += "\n" + shown
+    return Report(text, grid, context, parts, lines, dict(left_out), every_run)
 
 
 def main_table(grid, reference=None, lines=None):
@@ -302,36 +265,6 @@ def main_table(grid, reference=None, lines=None):
     )
     found = warn.markdown(warn.warnings(grid) if lines is None else lines)
     return table + ("\n" + found if found else "")
-
-
-def into_file(args, argv):
-    """Replace, in args.into, the block whose marker records this command's arguments (argv
-    less --into FILE) with the legend and the main table (or --table's); the file's path."""
-    path = Path(args.into)
-    into.check_writable(path)
-    lines, starts = into.blocks(path, into.marker_arguments(argv))
-    found, left_out, _ = runs_of(args)
-    grid = Grid(found, by_host=args.by_host, metric_name=args.metric, left_out=dict(left_out))
-    if args.table == "agreement":
-        table = agreement.markdown(agreement.groups(grid), heading=False, shared=grid.uniform)
-        if not table:
-            raise ValueError(
-                f"--table agreement: no training configuration in "
-                f"{' '.join(args.paths)} has two seeds or more in a group of "
-                f"two frameworks or more"
-            )
-    elif args.table == "settings":
-        table = axes.markdown(axes.pairs(grid), grid.metric)
-        if not table:
-            raise ValueError(
-                f"--table settings: no configuration in {' '.join(args.paths)} differs from "
-                f"its framework's declared baseline in one setting (e.g. precision=bf16 "
-                f"beside precision=fp32)"
-            )
-    else:
-        table = main_table(grid, reference_2018.load() if args.reference else None)
-    into.replace(path, lines, starts, table)
-    return path
 
 
 def html_page(args, report):
@@ -378,62 +311,24 @@ def write_files(args, report, aside: Path):
         document.build(
             grid,
             args.paths,
-            report.findings,
-            report.host_pairs,
-            report.history,
+            report.parts,
+            report.context,
             warnings=report.warnings,
-            to_target=report.to_target,
-            settings=report.settings,
             left_out=report.left_out,
         ),
     )
     # every run read, whatever the tables show: one row each, with its status
-    tables.write_csv(
+    results_csv.write_csv(
         report.every_run or grid.runs, aside / "results.csv", scaling.efficiency_of(grid)
     )
-    agreeing = agreement.groups(grid)
-    if agreeing:
-        agreement.write_csv(agreeing, aside / "agreement.csv")
-    if report.history is not None:
-        files.write_text(
-            aside / "history.md", history.markdown(report.history, grid.metric, args.min_runs)
-        )
-        history.write_csv(report.history, aside / "history.csv")
+    for part in report.parts:
+        part.section.write(part.found, report.context, aside)
     if not args.no_charts:
         from . import curves
         from .charts import write_charts  # matplotlib: only when charts are wanted
 
         write_charts(grid, aside)
         curves.write_charts(grid, aside, tables.uniform_text(grid.uniform))
-        if report.history:
-            history.write_charts(report.history, grid.metric, aside)
-
-
-def write_whole(out: Path, make):
-    """Write a report's files into `out` whole: `make(directory)` writes them into a directory
-    of their own beside the others, then, holding `out`'s lock, they replace the files of the
-    report before and those that report wrote and this one does not are removed. Two reports
-    into one directory at once leave one report's files, never a mixture."""
-    out.mkdir(parents=True, exist_ok=True)
-    aside = Path(tempfile.mkdtemp(prefix=".report-", dir=out))
-    try:
-        make(aside)
-        written = sorted(p.name for p in aside.iterdir() if p.is_file())
-        with files.locked(out / ".report", waiting="(another report writing there)"):
-            manifest = out / MANIFEST
-            try:
-                before = json.loads(manifest.read_text())
-            except (OSError, ValueError):
-                before = []
-            for name in before if isinstance(before, list) else []:
-                if isinstance(name, str) and name not in written and "/" not in name:
-                    with contextlib.suppress(OSError):
-                        (out / name).unlink()
-            for name in written:
-                (aside / name).replace(out / name)
-            files.write_json(manifest, written)
-    finally:
-        shutil.rmtree(aside, ignore_errors=True)
 
 
 @subcommand
@@ -450,7 +345,12 @@ def main(argv):
                     "--into takes result files or directories and writes the "
                     "table alone (no --html)"
                 )
-            print(f"report: table written into {into_file(args, argv)}")
+            found, left_out, _ = runs_of(args)
+            grid = Grid(
+                found, by_host=args.by_host, metric_name=args.metric, left_out=dict(left_out)
+            )
+            written = into.write(args, argv, grid, main_table)
+            print(f"report: table written into {written}")
             return 0
         if not args.paths:
             if not args.html:
@@ -462,7 +362,7 @@ def main(argv):
             html_page(args, report)
         out = Path(args.out or Path("results", "reports", time.strftime("%Y-%m-%d_%H-%M-%S")))
         try:
-            write_whole(out, lambda aside: write_files(args, report, aside))
+            files.write_whole(out, lambda aside: write_files(args, report, aside), MANIFEST)
         except OSError as exc:
             raise ValueError(
                 f"--out {out}: cannot write the report there ({exc.strerror or exc})"

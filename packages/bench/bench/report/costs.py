@@ -6,6 +6,7 @@ before phases were recorded are left out, and the section says how many it read.
 import statistics
 
 from .collection import Grid
+from .tables import markdown_table
 
 # what a run is for; the rest is the price of measuring it
 MEASURING = ("timed",)
@@ -57,10 +58,22 @@ def markdown(grid: Grid) -> str:
         f"({timed:.0f} s of {wall:.0f} s, {sum(r[1] for r in found)} runs); each framework's "
         f"median run and its largest fixed costs (bench.run.phases).",
         "",
-        "| framework | runs | wall a run | timed | largest fixed costs a run |",
-        "|---|---|---|---|---|",
     ]
-    for row, n, median_wall, share, costs in found:
-        named = "; ".join(f"{name} {seconds:.2f} s ({part:.0%})" for name, seconds, part in costs)
-        lines.append(f"| {row} | {n} | {median_wall:.2f} s | {share:.0%} | {named} |")
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines) + "\n" + markdown_table(HEADER, table_rows(found)) + "\n"
+
+
+HEADER = ["framework", "runs", "wall a run", "timed", "largest fixed costs a run"]
+
+
+def table_rows(found):
+    """The table's rows from `rows`' first value."""
+    return [
+        [
+            row,
+            str(n),
+            f"{median_wall:.2f} s",
+            f"{share:.0%}",
+            "; ".join(f"{name} {seconds:.2f} s ({part:.0%})" for name, seconds, part in costs),
+        ]
+        for row, n, median_wall, share, costs in found
+    ]

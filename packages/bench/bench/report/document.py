@@ -1,4 +1,5 @@
-"""report.json: the report as data, for scripts and dashboards. Its layout is
+"""report.json: the report as data, for scripts and dashboards: the main table's cells, then
+each section's data under its key (bench.report.sections). Its layout is
 report.schema.json beside this module (a JSON Schema; docs/reports.md describes each field),
 versioned by `schema_version`."""
 
@@ -39,13 +40,6 @@ def _quality(c):
     }
 
 
-def _ratio(comparison):
-    if comparison is None:
-        return None
-    r = comparison.ratio
-    return {"ratio": r.ratio, "low": r.low, "high": r.high, "verdict": comparison.verdict}
-
-
 def cells_of(grid):
     """One record per cell of the grid's table."""
     metric, cells = grid.metric, []
@@ -75,20 +69,10 @@ def cells_of(grid):
     return cells
 
 
-def build(
-    grid,
-    sources,
-    findings=None,
-    host_pairs=None,
-    history=None,
-    warnings=(),
-    to_target=None,
-    settings=(),
-    left_out=None,
-):
-    """The document: the table's cells, the comparisons, and what else the report holds."""
+def build(grid, sources, parts=(), context=None, warnings=(), left_out=None):
+    """The document: the table's cells, what else the report holds, and each section's data
+    under its key (`parts`: bench.report.sections' Parts, found in `context`)."""
     metric = grid.metric
-    cells = cells_of(grid)
     document = {
         "schema_version": SCHEMA_VERSION,
         "generated": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
@@ -100,71 +84,12 @@ def build(
             "units": dict(metric.units),
         },
         "uniform": dict(grid.uniform),
-        "cells": cells,
-        "comparisons": [
-            {"task": t, "column": c, "sentence": s} for t, c, s in tables.comparisons(grid)
-        ],
+        "cells": cells_of(grid),
         "warnings": list(warnings),
         "left_out": dict(left_out or {}),
     }
-    if to_target is not None:
-        document["time_to_target"] = {
-            "cells": cells_of(to_target),
-            "comparisons": [
-                {"task": t, "column": c, "sentence": s} for t, c, s in tables.comparisons(to_target)
-            ],
-        }
-    if settings:
-        document["settings"] = [
-            {
-                "framework": a.configuration.first.framework,
-                "row": a.configuration.row,
-                "task": a.configuration.task,
-                "column": a.configuration.column,
-                "axis": a.axis,
-                "setting": a.setting,
-                "against": a.baseline_setting,
-                "speed": _ratio(a.speed),
-                "time_to_target": _ratio(a.to_target),
-                "verdict": a.verdict(),
-            }
-            for a in settings
-        ]
-    if findings is not None:
-        document["baseline"] = [_finding(f) for f in findings]
-    if host_pairs:
-        document["hosts"] = [
-            {
-                "task": a.task,
-                "framework": a.first.framework,
-                "faster": [a.first.hostname, a.first.hardware],
-                "slower": [b.first.hostname, b.first.hardware],
-                **_verdict(v),
-            }
-            for a, b, v in host_pairs
-        ]
-    if history is not None:
-        document["history"] = [
-            {
-                "framework": s.row,
-                "task": s.task,
-                "column": s.column,
-                "points": [
-                    {
-                        "commit": p.commit,
-                        "date": p.date,
-                        "median": p.summary.median if p.summary else None,
-                        "low": p.summary.low if p.summary else None,
-                        "high": p.summary.high if p.summary else None,
-                        "n": p.summary.n if p.summary else 0,
-                        **({"change": p.verdict.kind} if p.verdict else {}),
-                        **({"not_judged": p.busy} if p.busy else {}),
-                    }
-                    for p in s.points
-                ],
-            }
-            for s in history
-        ]
+    for part in parts:
+        document[part.section.key] = part.section.data(part.found, context)
     return document
 
 
@@ -173,23 +98,3 @@ def _float(text):
         return float(text) if text else None
     except ValueError:  # below target, at chance: not ranked
         return None
-
-
-def _verdict(v):
-    return {"verdict": v.kind, "ratio": v.ratio, "low": v.low, "high": v.high}
-
-
-def _finding(f):
-    found = {
-        "row": f.row,
-        "task": f.task,
-        "column": f.column,
-        "verdict": f.verdict,
-        "flagged": f.flagged,
-        "accuracy_change": f.accuracy_change,
-    }
-    if f.speed is not None:
-        found["speed"] = _verdict(f.speed)
-    if f.flagged and f.baseline is not None and f.current is not None:
-        found["packages_changed"] = f.packages  # None: a side records no environment
-    return found

@@ -86,13 +86,11 @@ def short_commit(text):
     return (text[:10] + ("-dirty" if text.endswith("-dirty") else "")) if text else ""
 
 
-def markdown(found, metric: Metric, min_runs=2) -> str:
-    if not found:
-        return (
-            "No history: no configuration has results of two commits or dates in these "
-            "directories.\n"
-        )
-    rows = []
+HEADER = ["configuration", "date", "commit", "value", "change"]
+
+
+def rows(found, min_runs=2):
+    shown = []
     for s in found:
         for i, point in enumerate(s.points):
             change = (
@@ -100,7 +98,7 @@ def markdown(found, metric: Metric, min_runs=2) -> str:
                 or (point.verdict.text(min_runs) if point.verdict else "")
                 or ("first" if i == 0 else "not judged")
             )
-            rows.append(
+            shown.append(
                 [
                     s.label,
                     point.date[:19],
@@ -109,13 +107,20 @@ def markdown(found, metric: Metric, min_runs=2) -> str:
                     change,
                 ]
             )
+    return shown
+
+
+def markdown(found, metric: Metric, min_runs=2) -> str:
+    if not found:
+        return (
+            "No history: no configuration has results of two commits or dates in these "
+            "directories.\n"
+        )
     return (
         f"History, by {metric.title} ({metric.unit('train')} for training, "
         f"{metric.unit('inference')} for inference): each point the runs of one commit, "
         f"each change judged against the point before (median beyond the threshold and "
-        f"runs not overlapping).\n\n"
-        + markdown_table(["configuration", "date", "commit", "value", "change"], rows)
-        + "\n"
+        f"runs not overlapping).\n\n" + markdown_table(HEADER, rows(found, min_runs)) + "\n"
     )
 
 

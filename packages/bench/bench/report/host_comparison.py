@@ -46,10 +46,11 @@ def _host(c):
     return f"{c.first.hostname} ({c.first.hardware})"
 
 
-def markdown(found, metric, min_runs=2) -> str:
-    if not found:
-        return ""
-    rows = [
+HEADER = ["framework", "task", "precision", "faster host", "other host", "speed ratio", "verdict"]
+
+
+def rows(found, min_runs=2):
+    return [
         [
             a.first.display_name,
             title(a.task),
@@ -61,21 +62,13 @@ def markdown(found, metric, min_runs=2) -> str:
         ]
         for a, b, v in found
     ]
+
+
+def markdown(found, metric, min_runs=2) -> str:
+    if not found:
+        return ""
     return (
         f"Host against host, by {metric.title} (the same configuration on two hosts; "
         f"a change is real when the medians differ beyond the threshold and the runs do "
-        f"not overlap):\n\n"
-        + markdown_table(
-            [
-                "framework",
-                "task",
-                "precision",
-                "faster host",
-                "other host",
-                "speed ratio",
-                "verdict",
-            ],
-            rows,
-        )
-        + "\n"
+        f"not overlap):\n\n" + markdown_table(HEADER, rows(found, min_runs)) + "\n"
     )

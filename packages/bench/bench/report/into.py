@@ -14,6 +14,7 @@ import stat
 from pathlib import Path
 
 from .. import files
+from . import agreement, axes, reference_2018
 
 MARKER = re.compile(r"^<!-- bench report: (.*) -->$")
 END_MARKER = "<!-- end bench report -->"
@@ -106,3 +107,32 @@ def marker_arguments(argv):
         elif not arg.startswith("--into="):
             out.append(arg)
     return out
+
+
+def write(args, argv, grid, main_table):
+    """Replace, in args.into, the block whose marker records this command's arguments (argv
+    less --into FILE) with the legend and the main table of `grid` (`main_table(grid,
+    reference)`), or --table's; the file's path."""
+    path = Path(args.into)
+    check_writable(path)
+    lines, starts = blocks(path, marker_arguments(argv))
+    if args.table == "agreement":
+        table = agreement.markdown(agreement.groups(grid), heading=False, shared=grid.uniform)
+        if not table:
+            raise ValueError(
+                f"--table agreement: no training configuration in "
+                f"{' '.join(args.paths)} has two seeds or more in a group of "
+                f"two frameworks or more"
+            )
+    elif args.table == "settings":
+        table = axes.markdown(axes.pairs(grid), grid.metric)
+        if not table:
+            raise ValueError(
+                f"--table settings: no configuration in {' '.join(args.paths)} differs from "
+                f"its framework's declared baseline in one setting (e.g. precision=bf16 "
+                f"beside precision=fp32)"
+            )
+    else:
+        table = main_table(grid, reference_2018.load() if args.reference else None)
+    replace(path, lines, starts, table)
+    return path

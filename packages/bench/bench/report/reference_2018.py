@@ -14,7 +14,7 @@ from pathlib import Path
 from bench_shared import spec
 
 from .collection import Grid
-from .tables import markdown_table, number, title
+from .tables import cell, markdown_table, number, title
 
 DATA = Path(__file__).resolve().parent / "reference_2018.csv"
 
@@ -108,6 +108,33 @@ def our_per_example(grid: Grid, configuration):
 
     summary = configuration.summary(METRICS["steady"])
     return 1 / summary.median if summary else None
+
+
+def beside(grid: Grid, reference: Reference):
+    """One record per framework, task and 2018 GPU with a 2018 figure: the 2018 total in
+    seconds beside our cells' text where like for like, otherwise the 2018 figure per example
+    and why it is not like for like."""
+    found = []
+    for task, columns in grid.columns.items():
+        why = like_for_like(grid, task)
+        for gpu in reference.gpus(task):
+            for row in grid.rows:
+                theirs = reference.seconds(grid.display_names[row], task, gpu)
+                if theirs is None:
+                    continue
+                ours = [cell(grid.cells.get((row, task, c)), grid.metric) for c in columns]
+                found.append(
+                    {
+                        "framework": row,
+                        "task": task,
+                        "gpu": gpu,
+                        "seconds_2018": theirs,
+                        "per_example_2018": per_example_seconds(task, theirs),
+                        "not_like_for_like": why,
+                        "here": "; ".join(o for o in ours if o) if why is None else None,
+                    }
+                )
+    return found
 
 
 def markdown_section(grid: Grid, reference: Reference) -> str:

@@ -69,21 +69,28 @@ def efficiency_of(grid: Grid):
     return {str(run.path): s.efficiency for s in pairs(grid) for run in s.configuration.runs}
 
 
-def markdown(found) -> str:
-    header = [
-        "framework",
-        "task",
-        "column",
-        "devices",
-        "examples/s",
-        "1 device",
-        "speed-up",
-        "scaling efficiency",
-    ]
-    rows = []
+HEADER = [
+    "framework",
+    "task",
+    "column",
+    "devices",
+    "examples/s",
+    "1 device",
+    "speed-up",
+    "scaling efficiency",
+]
+INTRO = (
+    "Data-parallel scaling: examples per second (every device's, steady epochs) on N "
+    "devices against the same configuration on one; scaling efficiency = speed-up / "
+    "N. On a CPU the N processes share the one-device run's cores."
+)
+
+
+def rows(found):
+    shown = []
     for s in found:
         c = s.configuration
-        rows.append(
+        shown.append(
             [
                 c.row,
                 tables.title(c.task),
@@ -95,10 +102,8 @@ def markdown(found) -> str:
                 tables.percent(s.efficiency) if s.efficiency else "",
             ]
         )
-    return (
-        "Data-parallel scaling: examples per second (every device's, steady epochs) on N "
-        "devices against the same configuration on one; scaling efficiency = speed-up / "
-        "N. On a CPU the N processes share the one-device run's cores.\n\n"
-        + tables.markdown_table(header, rows)
-        + "\n"
-    )
+    return shown
+
+
+def markdown(found) -> str:
+    return INTRO + "\n\n" + tables.markdown_table(HEADER, rows(found)) + "\n"

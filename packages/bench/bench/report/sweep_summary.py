@@ -10,7 +10,7 @@ from bench_shared import contract
 
 from .. import files
 from ..run import sweep
-from . import axes, collection, costs, scaling, tables, warn
+from . import axes, collection, costs, results_csv, scaling, tables, warn
 
 
 def summarise(sweep_dir: Path, wall=None):
@@ -50,7 +50,7 @@ def summarise(sweep_dir: Path, wall=None):
         )
     files.write_text(sweep_dir / "summary.md", text)
     efficiency = scaling.efficiency_of(collection.Grid(shown)) if shown else {}
-    tables.write_csv(found, sweep_dir / "results.csv", efficiency)
+    results_csv.write_csv(found, sweep_dir / "results.csv", efficiency)
     print(
         f"\n{text}\nsummary: {sweep_dir / 'summary.md'} (charts and baselines: "
         f"python -m bench report {sweep_dir})",

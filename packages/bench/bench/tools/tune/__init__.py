@@ -36,8 +36,8 @@ Exit status: 0; 1 when the default configuration fails or where it writes cannot
 2 a bad command line or config; 130 after Ctrl-C, 143 after SIGTERM.
 
 The package: candidates (the switches and their values), rounds (outcomes, the clearly-faster
-rule, the working file), table (what is printed), profile (what is written), command (the
-search and the command line)."""
+rule, the working file), table (what is printed), profile (what is written), search (the
+Tune: stages, rounds, the choice), command (the command line)."""
 
 from .command import main
 
