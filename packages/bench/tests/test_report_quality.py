@@ -247,7 +247,9 @@ def test_time_to_target_table_curves_and_the_page(run_bench, tmp_path):
     charts = re.findall(r'<svg class="curve-chart".*?</svg>', html, re.S)
     assert len(charts) == 4  # accuracy and loss, per task
     # every point's values on hover (a <title>), a legend button per line, no network
-    points = re.findall(r"<circle [^>]*><title>([^<]*)</title>", charts[0])
+    points = re.findall(
+        r'<(?:circle|rect|polygon) class="point"[^>]*><title>([^<]*)</title>', charts[0]
+    )
     assert points and all(
         re.match(
             r"Fake \(numpy\): epoch \d, [\d.]+ s \(runs [\d.]+ to "

@@ -316,7 +316,7 @@ def test_a_legend_entry_hides_and_shows_its_learning_curve(browser, tmp_path):
     series = 'g.series[data-series="0"]'
     assert len(_visible(browser, figure, series)) == 2  # accuracy and loss
     titles = browser.execute_script(
-        "return Array.from(arguments[0].querySelectorAll('circle > title'))"
+        "return Array.from(arguments[0].querySelectorAll('.point > title'))"
         ".map(t => t.textContent)",
         figure,
     )

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
-from . import quality
+from . import looks, quality
 from .collection import Configuration, Grid
 from .tables import title
 
@@ -42,6 +42,8 @@ class Curve:
     configuration: Configuration
     target: Optional[float]
     points: list = field(default_factory=list)
+    look: looks.Look = looks.look(0)  # the row's, as in every chart of the report
+    dash: str = "solid"  # which of the row's lines in this chart (one per column)
 
     def line(self, metric):
         """[(seconds, median, low, high)] of the points that have the metric."""
@@ -85,18 +87,19 @@ def curve_of(configuration: Configuration, label: str) -> Optional[Curve]:
 
 def curves(grid: Grid):
     """{task: [Curve]} for every training task with a recorded curve, rows in the table's
-    order."""
-    found = {}
+    order; each with its row's look."""
+    found, row_looks = {}, looks.by_row(grid.rows)
     for task, columns in grid.columns.items():
         mine = []
         for row in grid.rows:
-            for column in columns:
+            for j, column in enumerate(columns):
                 c = grid.cells.get((row, task, column))
                 if c is None or c.first.kind != "train" or not c.ok:
                     continue
                 label = row + (f", {column}" if len(columns) > 1 and column else "")
                 line = curve_of(c, label)
                 if line is not None:
+                    line.look, line.dash = row_looks[row], looks.dash(j)
                     mine.append(line)
         if mine:
             found[task] = mine
@@ -113,13 +116,21 @@ def figure(task, found, uniform=""):
     FigureCanvasAgg(fig)
     axes = fig.subplots(1, 2)
     for ax, metric in zip(axes, METRICS):
-        for i, curve in enumerate(found):
+        for curve in found:
             line = curve.line(metric)
             if not line:
                 continue
             xs, ys, lows, highs = zip(*line)
-            colour = f"C{i % 10}"
-            ax.plot(xs, ys, marker="o", markersize=3, color=colour, label=curve.label)
+            colour = curve.look.colour
+            ax.plot(
+                xs,
+                ys,
+                marker=curve.look.marker,
+                markersize=4,
+                linestyle=curve.dash,
+                color=colour,
+                label=curve.label,
+            )
             if any(lo != hi for lo, hi in zip(lows, highs)):
                 ax.fill_between(xs, lows, highs, color=colour, alpha=0.2, linewidth=0)
             spans = [p.seconds_range for p in curve.points if metric in p.values]

@@ -13,6 +13,7 @@ from typing import Optional
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
+from . import looks
 from .collection import Grid
 from .metrics import Metric, Summary
 from .tables import heading, markdown_table, number, title
@@ -160,9 +161,12 @@ def write_csv(found, path: Path):
                 )
 
 
-def figures(found, metric: Metric):
-    """{task: Figure}: one line per configuration over its points; a point judged slower than
-    the one before is a red triangle down, faster a green triangle up."""
+def figures(found, metric: Metric, row_looks=None):
+    """{task: Figure}: one line per configuration over its points, in its row's look
+    (`row_looks`: {row: bench.report.looks.Look}, the report's; by default by the rows'
+    order here); a point judged slower than the one before is a large red triangle down,
+    faster a green triangle up."""
+    row_looks = row_looks or looks.by_row(sorted({s.row for s in found}, key=str.lower))
     charts = {}
     for task in dict.fromkeys(s.task for s in found):
         figure = Figure(figsize=(8, 4.5), layout="constrained")
@@ -176,7 +180,7 @@ def figures(found, metric: Metric):
                 key = p.commit or p.date[:10]
                 firsts[key] = min(firsts.get(key, p.date), p.date)
         order = sorted(firsts, key=firsts.get)
-        for i, s in enumerate(mine):
+        for s in mine:
             shown = [p for p in s.points if p.summary is not None]  # not the host-busy ones
             xs = [order.index(p.commit or p.date[:10]) for p in shown]
             axes.errorbar(
@@ -186,9 +190,9 @@ def figures(found, metric: Metric):
                     [p.summary.median - p.summary.low for p in shown],
                     [p.summary.high - p.summary.median for p in shown],
                 ],
-                marker="o",
+                marker=row_looks[s.row].marker,
                 capsize=3,
-                color=f"C{i}",
+                color=row_looks[s.row].colour,
                 label=s.label,
             )
             for x, p in zip(xs, shown):
@@ -217,9 +221,9 @@ def figures(found, metric: Metric):
     return charts
 
 
-def write_charts(found, metric, directory: Path):
+def write_charts(found, metric, directory: Path, row_looks=None):
     paths = []
-    for task, figure in figures(found, metric).items():
+    for task, figure in figures(found, metric, row_looks).items():
         path = Path(directory) / f"history_{task}.png"
         figure.savefig(path, dpi=120)
         paths.append(path)

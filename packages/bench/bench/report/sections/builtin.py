@@ -9,6 +9,7 @@ from .. import (
     costs,
     history,
     host_comparison,
+    looks,
     reference_2018,
     scaling,
     tables,
@@ -442,7 +443,7 @@ class History(Section):
             from ..site import render
 
             text += "\n" + render.charts_section(
-                render.history_images(found, context.metric),
+                render.history_images(found, context.metric, looks.by_row(context.grid.rows)),
                 "history-charts",
                 "History charts",
                 "each configuration over its commits "
@@ -460,7 +461,7 @@ class History(Section):
         )
         history.write_csv(found, directory / "history.csv")
         if found and context.options.charts:
-            history.write_charts(found, context.metric, directory)
+            history.write_charts(found, context.metric, directory, looks.by_row(context.grid.rows))
 
 
 BUILT_IN = [

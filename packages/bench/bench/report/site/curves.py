@@ -2,29 +2,66 @@
 training seconds, one line and band per configuration (bench.report.curves' data), the quality
 target dashed. Every point carries its values in a <title> (the browser shows them on hover,
 with no script); the legend's buttons show and hide a configuration in both charts (page.js).
-No network, no library: the SVG is written here."""
+Each configuration has its row's look (bench.report.looks: colour, marker, and a line style
+per column), as in the PNG charts. No network, no library: the SVG is written here."""
 
 import math
 from html import escape
 
 from .. import curves as curve_data
+from .. import looks
 from ..tables import title
 
 WIDTH, HEIGHT = 560, 300
 LEFT, RIGHT, TOP, BOTTOM = 58, 14, 14, 42
-# matplotlib's tab10, as the PNG charts use
-COLOURS = (
-    "#1f77b4",
-    "#ff7f0e",
-    "#2ca02c",
-    "#d62728",
-    "#9467bd",
-    "#8c564b",
-    "#e377c2",
-    "#7f7f7f",
-    "#bcbd22",
-    "#17becf",
-)
+
+
+def marker(shape, x, y, r=4.0, title=""):
+    """One point drawn as matplotlib draws the marker `shape` (bench.report.looks.MARKERS),
+    class "point", with its values in a <title>."""
+    inner = f"<title>{title}</title>" if title else ""
+    if shape == "o":
+        return f'<circle class="point" cx="{x:.1f}" cy="{y:.1f}" r="{r:.1f}">{inner}</circle>'
+    if shape == "s":
+        return (
+            f'<rect class="point" x="{x - r:.1f}" y="{y - r:.1f}" width="{2 * r:.1f}" '
+            f'height="{2 * r:.1f}">{inner}</rect>'
+        )
+    shapes = {
+        "^": [(0, -1.2), (1.1, 0.9), (-1.1, 0.9)],
+        "v": [(0, 1.2), (1.1, -0.9), (-1.1, -0.9)],
+        "D": [(0, -1.3), (1.0, 0), (0, 1.3), (-1.0, 0)],
+        "P": [
+            (-0.4, -1.1),
+            (0.4, -1.1),
+            (0.4, -0.4),
+            (1.1, -0.4),
+            (1.1, 0.4),
+            (0.4, 0.4),
+            (0.4, 1.1),
+            (-0.4, 1.1),
+            (-0.4, 0.4),
+            (-1.1, 0.4),
+            (-1.1, -0.4),
+            (-0.4, -0.4),
+        ],
+        "X": [
+            (-0.8, -1.1),
+            (0, -0.3),
+            (0.8, -1.1),
+            (1.1, -0.8),
+            (0.3, 0),
+            (1.1, 0.8),
+            (0.8, 1.1),
+            (0, 0.3),
+            (-0.8, 1.1),
+            (-1.1, 0.8),
+            (-0.3, 0),
+            (-1.1, -0.8),
+        ],
+    }
+    points = " ".join(f"{x + dx * r:.1f},{y + dy * r:.1f}" for dx, dy in shapes[shape])
+    return f'<polygon class="point" points="{points}">{inner}</polygon>'
 
 
 def nice_ticks(low, high, count=5):
@@ -123,15 +160,16 @@ def chart(task, found, metric):
     for i, line in lines.items():
         if not line:
             continue
-        colour = COLOURS[i % len(COLOURS)]
         curve = found[i]
-        out.append(f'<g class="series" data-series="{i}" style="color: {colour}">')
+        out.append(f'<g class="series" data-series="{i}" style="color: {curve.look.colour}">')
         if any(lo != hi for _, _, lo, hi in line):
             upper = " ".join(f"{px(x):.1f},{py(hi):.1f}" for x, _, _, hi in line)
             lower = " ".join(f"{px(x):.1f},{py(lo):.1f}" for x, _, lo, _ in reversed(line))
             out.append(f'<polygon class="band" points="{upper} {lower}"/>')
         points = " ".join(f"{px(x):.1f},{py(y):.1f}" for x, y, _, _ in line)
-        out.append(f'<polyline class="line" points="{points}"/>')
+        dashes = looks.SVG_DASHES[curve.dash]
+        dashed = f' stroke-dasharray="{dashes}"' if dashes else ""
+        out.append(f'<polyline class="line" points="{points}"{dashed}/>')
         for point, (x, y, lo, hi) in zip([p for p in curve.points if metric in p.values], line):
             spread, seconds = "", ""
             if point.runs > 1:
@@ -145,10 +183,14 @@ def chart(task, found, metric):
                     f'y2="{py(hi):.1f}"/>'
                 )
             out.append(
-                f'<circle cx="{px(x):.1f}" cy="{py(y):.1f}" r="3.5"><title>'
-                f"{escape(curve.label)}: epoch {point.epoch}, {x:.3g} s{seconds}, "
-                f"{label} {_value_text(y, metric)}{spread}, {point.runs} run"
-                f"{'s' if point.runs > 1 else ''}</title></circle>"
+                marker(
+                    curve.look.marker,
+                    px(x),
+                    py(y),
+                    title=f"{escape(curve.label)}: epoch {point.epoch}, {x:.3g} s{seconds}, "
+                    f"{label} {_value_text(y, metric)}{spread}, {point.runs} run"
+                    f"{'s' if point.runs > 1 else ''}",
+                )
             )
         out.append("</g>")
     out.append("</svg>")
@@ -159,7 +201,9 @@ def figure(task, found):
     """The task's two charts with one legend whose buttons toggle a configuration in both."""
     legend = "".join(
         f'<li><button type="button" data-series="{i}" aria-pressed="true" '
-        f'style="--swatch: {COLOURS[i % len(COLOURS)]}">{escape(c.label)}</button></li>'
+        f'style="color: {c.look.colour}"><svg class="swatch" viewBox="0 0 14 14" '
+        f'aria-hidden="true">{marker(c.look.marker, 7, 7, 4.5)}</svg>'
+        f"<span>{escape(c.label)}</span></button></li>"
         for i, c in enumerate(found)
     )
     charts = "".join(chart(task, found, metric) for metric in curve_data.METRICS)

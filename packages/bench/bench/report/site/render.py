@@ -163,13 +163,13 @@ def chart_images(grid):
     return [(task, _svg(task_figure(grid, task), task)) for task in grid.columns]
 
 
-def history_images(found, metric):
+def history_images(found, metric, row_looks=None):
     """[(task, data URI)] of bench.report.history's charts."""
     from .. import history
 
     return [
         (task, _svg(figure, f"history-{task}"))
-        for task, figure in history.figures(found, metric).items()
+        for task, figure in history.figures(found, metric, row_looks).items()
     ]
 
 
