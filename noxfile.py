@@ -347,7 +347,7 @@ def interpreter(name):
     if why_not:
         return None, f"framework={', '.join(FRAMEWORKS[name])}: {why_not}; session skipped"
     version = declared_python(name)
-    return (system.find_python(version) if version else None), None
+    return (system.python_of_version(version) if version else None), None
 
 
 # What CPython 3.6 runs: the runtime, the CNTK and Keras 2 workers, the fake framework's
@@ -662,7 +662,7 @@ def lint(session):
     install(session, "lint")
     session.run("ruff", "check", ".")
     session.run("ruff", "format", "--check", ".")
-    python36 = system.find_python("3.6")
+    python36 = system.python_of_version("3.6")
     if python36 is None:
         session.log("no CPython 3.6 here: the Python 3.6 code is not compiled by 3.6")
         return

@@ -36,8 +36,8 @@ from pathlib import Path
 from bench.run import capabilities, profiles, sysinfo
 from bench.run.config import override_key
 from bench.tools.tune.candidates import label, settings_key
+from bench.tools.tune.rounds import CandidateRounds
 from bench.tools.tune.search import DEFAULT_PRESET, short_run
-from bench.tools.tune.rounds import Outcome
 from bench_shared import contract, spec
 
 WITHIN = 0.10  # a default more than 10 % slower than the tuned setting is flagged
@@ -137,16 +137,16 @@ def from_tune(row, profile):
     first = None
     for stage, by_key in stages.items():
         if default_key in by_key and bar is None:
-            bar = Outcome(default, profile["precision"], by_key[default_key]).accuracy
+            bar = CandidateRounds(default, profile["precision"], by_key[default_key]).accuracy
         if target_key not in by_key:
             continue
-        mine = Outcome(target, profile["precision"], by_key[target_key])
+        mine = CandidateRounds(target, profile["precision"], by_key[target_key])
         if not mine.ok:
             continue
         if first is None:
             first, first_stage = mine, stage
         for key, ms in by_key.items():
-            other = Outcome(ms[0]["settings"], profile["precision"], ms)
+            other = CandidateRounds(ms[0]["settings"], profile["precision"], ms)
             if key == target_key or (profile["changed"] != "default" and key != default_key):
                 continue
             last.pop(key, None)  # a later stage (the confirming one) has the last word

@@ -32,7 +32,7 @@ for name in capabilities.framework_names():
             continue                            # runtime's cnn): refused, nothing imported
         benchmark.effective_task(cfg)
         try:
-            environments.find_python(cfg.framework)
+            environments.framework_python(cfg.framework)
         except bench.errors.EnvironmentNotFound:
             pass
 print(sorted(m for m in sys.modules if m.split(".")[0] in FRAMEWORK_MODULES))

@@ -325,7 +325,7 @@ def test_tune_refuses_what_it_cannot_tune(run_bench, own_cache):
 
 
 def rounds(*throughputs):
-    return tune_rounds.Outcome(
+    return tune_rounds.CandidateRounds(
         {"options": {}, "env": {}},
         "fp32",
         [{"status": "ok", "throughput": t, "accuracy": 0.9} for t in throughputs],

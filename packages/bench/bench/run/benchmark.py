@@ -186,7 +186,7 @@ def _run(cfg, run_dir, place, learned, finish, overrides, clock):
     if cfg.init.name == "file":
         init_file(cfg, read=True)  # before preparing data that may take long
     check_system(cfg)
-    python, found_by = environments.find_python(cfg.framework)
+    python, found_by = environments.framework_python(cfg.framework)
     learned["worker"] = {
         "python": python,
         "found_by": found_by,

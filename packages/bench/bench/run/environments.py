@@ -51,7 +51,7 @@ def nox_python(session, root=None) -> Path:
     return root / ".nox" / session / binary
 
 
-def find_python(fw):
+def framework_python(fw):
     """(interpreter, how it was found) for a FrameworkConfig, or EnvironmentNotFound; for a
     row written in R (fw.r_models), R and reticulate are checked first."""
     if fw.r_models:
@@ -82,7 +82,7 @@ def find_python(fw):
 
 def declared_framework(name):
     """A framework's discovery fields from its conf/framework/<name>.yaml, read without Hydra
-    (what find_python needs: package, module, nox_session, python, the R fields)."""
+    (what framework_python needs: package, module, nox_session, python, the R fields)."""
     from types import SimpleNamespace
 
     from .capabilities import declared
@@ -103,7 +103,7 @@ def installed(name):
     """Whether framework=<name>'s environment (and, for an R row, R) is found here; the reason
     (the command that builds it) when not."""
     try:
-        find_python(declared_framework(name))
+        framework_python(declared_framework(name))
     except EnvironmentNotFound as exc:
         return False, str(exc)
     return True, None

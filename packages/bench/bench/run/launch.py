@@ -16,7 +16,7 @@ from pathlib import Path
 from .. import signals
 from ..errors import EnvironmentNotFound
 from . import r_worker, system
-from .supervisor import Supervisor, how
+from .supervisor import Supervisor, exit_in_words
 
 
 def worker_command(python, run_file, run=None):
@@ -93,7 +93,7 @@ def run_worker(python, run, run_dir, timeout_s, env, watch_interval_s=None):
     if raw is None:
         if reason is None:
             reason = (
-                f"worker {how(code)}"
+                f"worker {exit_in_words(code)}"
                 if code < 0
                 else f"worker exited with status {code} without writing a result"
             )
@@ -144,7 +144,7 @@ def _one_result(raws, ranks, reason, pending, devices, no_result):
         bad = [r for r in ranks[1:] if r["status"] != "ok" or r["exit_code"] != 0]
         if reason or bad:
             first = cause or bad[0]
-            why = first.get("error") or how(first["exit_code"])
+            why = first.get("error") or exit_in_words(first["exit_code"])
             raw["status"] = "failed"
             raw["error"] = reason or f"rank {first['rank']} of {devices}: {why}"
     raw["ranks"] = ranks

@@ -44,7 +44,7 @@ def _pump(stream, sinks, tail, view=None):
     stream.close()
 
 
-def how(code):
+def exit_in_words(code):
     """A process's exit code in words."""
     return f"died with signal {-code}" if code < 0 else f"exited with status {code}"
 
@@ -205,7 +205,7 @@ class Supervisor:
                     self._wait_for_signal(SIGNAL_GRACE_S)
                     if self.pending:
                         return None
-                return f"{failed.name} {how(failed.code)}; the other ranks were killed"
+                return f"{failed.name} {exit_in_words(failed.code)}; the other ranks were killed"
             now = time.monotonic()
             if self.check is not None and now >= next_check:
                 reason = self.check()

@@ -35,7 +35,7 @@ def _run(command, timeout=60):
 
 
 @functools.cache
-def find_python(version):
+def python_of_version(version):
     """python<version> on PATH, else the newest of pyenv's <version>.x; None when the machine
     has neither."""
     candidates = [shutil.which(f"python{version}")]
@@ -127,7 +127,7 @@ def find_chromium():
 
 def _found_python(version):
     def find():
-        path = find_python(version)
+        path = python_of_version(version)
         return (
             (path, f"Python {version}")
             if path

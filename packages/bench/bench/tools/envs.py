@@ -113,7 +113,7 @@ def row(name, cache_dir=None, refresh=False):
         "build": f"nox -s {fw.nox_session} --install-only",
     }
     try:
-        python, found_by = environments.find_python(fw)
+        python, found_by = environments.framework_python(fw)
     except EnvironmentNotFound as exc:
         line["why"] = str(exc)
         return line

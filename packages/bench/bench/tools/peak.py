@@ -84,7 +84,7 @@ def measure(frameworks, device, out_dir: Path):
                 figures[fw][precision] = missing
                 continue
             try:
-                python, _ = environments.find_python(cfg.framework)
+                python, _ = environments.framework_python(cfg.framework)
             except BenchError:
                 missing = figures[fw][precision] = (
                     f"not installed (nox -s {cfg.framework.nox_session})"

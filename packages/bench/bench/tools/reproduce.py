@@ -225,7 +225,7 @@ def package_differences(result, cfg):
     recorded = (result.get("environment") or {}).get("distributions")
     if recorded is None:
         return ["the result records no environment (schema 1): its packages cannot be compared"]
-    python, _ = environments.find_python(cfg.framework)
+    python, _ = environments.framework_python(cfg.framework)
     out = subprocess.run(
         [python, "-m", "bench_shared.environment"],
         capture_output=True,

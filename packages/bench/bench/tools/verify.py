@@ -109,7 +109,7 @@ def check_one(framework, task, args, refs, out_dir):
     except BenchError as exc:
         return Check(framework, task, "unsupported", detail=str(exc))
     try:
-        python, _ = environments.find_python(cfg.framework)
+        python, _ = environments.framework_python(cfg.framework)
     except BenchError as exc:
         return Check(framework, task, "not_installed", detail=str(exc))
     paths, expected, _ = refs(task)

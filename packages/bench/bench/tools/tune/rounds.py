@@ -13,7 +13,7 @@ from .candidates import TuneError
 
 
 @dataclasses.dataclass
-class Outcome:
+class CandidateRounds:
     """One candidate's rounds in one stage."""
 
     settings: dict

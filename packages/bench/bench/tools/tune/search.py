@@ -28,7 +28,7 @@ from ...run import (
 from ...run.config import override_key
 from . import profile, table
 from .candidates import GRID_LIMIT, TuneError, label, settings_key, show, space, with_value
-from .rounds import Outcome, Work, clearly_faster
+from .rounds import CandidateRounds, Work, clearly_faster
 
 DEFAULT_PRESET = "smoke"
 ROUNDS = 3
@@ -61,7 +61,7 @@ class Tune:
         self.framework, self.task = cfg.framework.name, cfg.task.name
         self.device, self.precision = cfg.device.name, cfg.precision.name
         capabilities.check(cfg)
-        environments.find_python(cfg.framework)  # not installed: say so before anything runs
+        environments.framework_python(cfg.framework)  # not installed: say so before anything runs
         self.dims, self.default = space(cfg)
         if not self.dims:
             raise TuneError(
@@ -180,9 +180,10 @@ class Tune:
         }
 
     def stage(self, stage, entries):
-        """Every entry (settings, precision) once per round, alternating; [Outcome]. An entry
-        that did not run ok in a round is out (a choice needs every round ok): its later rounds
-        are not run (a candidate that times out would cost the whole timeout each round)."""
+        """Every entry (settings, precision) once per round, alternating; [CandidateRounds].
+        An entry that did not run ok in a round is out (a choice needs every round ok): its
+        later rounds are not run (a candidate that times out would cost the whole timeout each
+        round)."""
         unit = table.unit(self.cfg.task.kind)
         failed = {}
         for rnd in range(self.args.rounds):
@@ -218,7 +219,7 @@ class Tune:
                         )
                 self.bar.update(1)
         return [
-            Outcome(
+            CandidateRounds(
                 s,
                 p,
                 [
