@@ -155,6 +155,7 @@ def test_no_module_global_carries_a_run_s_outcome():
         "bench.signals": "_pending",
         "bench.run.config": "_registered",
         "bench.run.sweep": "_said",
+        "bench.report.sections": "_registered",  # sections added in this process
     }
     module_lists = {}
     for name, path in MODULES.items():
@@ -177,6 +178,7 @@ def mapped_layers(text):
     each module a path relative to packages/bench/bench/ in backticks)."""
     names = {name for name, _ in LAYERS}
     found = {}
+    text = text.split("## The layers of the runtime (bench_shared)")[0]  # bench_shared's own
     for line in text.splitlines():
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
         if len(cells) >= 2 and cells[0] in names:
@@ -213,3 +215,105 @@ def test_the_map_check_sees_a_missing_a_gone_and_a_misplaced_module():
         "bench.report.gone: in the table, not in bench",
         "bench.data.imdb: listed under base, its layer is data",
     ]
+
+
+# bench_shared, the runtime inside every framework's interpreter: its own layers, its own map
+SHARED = BENCH.parents[2] / "shared" / "bench_shared"
+SHARED_LAYERS = ["base", "contract", "reference", "top"]
+
+
+def shared_map(text):
+    """{module: layer} from the bench_shared table of docs/architecture.md."""
+    section = text[text.index("## The layers of the runtime (bench_shared)") :]
+    section = section[: section.index("\n## ", 1)] if "\n## " in section[1:] else section
+    found = {}
+    for line in section.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) >= 2 and cells[0] in SHARED_LAYERS:
+            for path in re.findall(r"`([^`]+\.py)`", cells[1]):
+                found["bench_shared" + ("" if path == "__init__.py" else "." + path[:-3])] = cells[
+                    0
+                ]
+    return found
+
+
+def shared_imports(path):
+    """The bench_shared modules a bench_shared file imports, anywhere in its code."""
+    names = {p.stem for p in SHARED.glob("*.py")}
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom):
+            base = "bench_shared" if node.level == 1 else (node.module or "")
+            if node.level == 1 and node.module:
+                base += "." + node.module
+            if base == "bench_shared":
+                found.update(f"bench_shared.{a.name}" for a in node.names if a.name in names)
+            elif base.startswith("bench_shared."):
+                found.add(".".join(base.split(".")[:2]))
+        elif isinstance(node, ast.Import):
+            found.update(
+                ".".join(a.name.split(".")[:2])
+                for a in node.names
+                if a.name.startswith("bench_shared.")
+            )
+    return found
+
+
+def shared_problems(mapped):
+    modules = {
+        "bench_shared" + ("" if p.stem == "__init__" else "." + p.stem): p
+        for p in SHARED.glob("*.py")
+    }
+    problems = [f"{m}: not in the table" for m in sorted(set(modules) - set(mapped))]
+    problems += [
+        f"{m}: in the table, not in bench_shared" for m in sorted(set(mapped) - set(modules))
+    ]
+    for module, path in sorted(modules.items()):
+        if module not in mapped:
+            continue
+        here = SHARED_LAYERS.index(mapped[module])
+        problems += [
+            f"{module} ({mapped[module]}) imports {target} ({mapped[target]})"
+            for target in sorted(shared_imports(path) - {module})
+            if target in mapped and SHARED_LAYERS.index(mapped[target]) > here
+        ]
+    return problems
+
+
+def test_the_runtime_map_lists_every_module_and_its_imports_go_down():
+    assert shared_problems(shared_map(ARCHITECTURE.read_text())) == []
+
+
+def test_the_runtime_map_check_sees_a_missing_module_and_an_upward_import():
+    text = ARCHITECTURE.read_text()
+    missing = shared_problems(shared_map(text.replace("`timing.py`, ", "")))
+    assert "bench_shared.timing: not in the table" in missing
+    moved = text.replace("| top | `worker.py`, ", "| top | ").replace(
+        "| base | `__init__.py`, ", "| base | `__init__.py`, `worker.py`, "
+    )
+    upward = shared_problems(shared_map(moved))
+    assert any(p.startswith("bench_shared.worker (base) imports") for p in upward), upward
+
+
+LONGEST_FUNCTION = 80  # lines; past it a function holds more than one step: name the steps
+
+
+def long_functions(paths):
+    found = []
+    for path in paths:
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                lines = node.end_lineno - node.lineno + 1
+                if lines > LONGEST_FUNCTION:
+                    found.append(f"{path.name}:{node.lineno} {node.name} ({lines} lines)")
+    return found
+
+
+def test_no_function_of_the_orchestrator_or_the_runtime_is_over_80_lines():
+    assert long_functions([*BENCH.rglob("*.py"), *SHARED.glob("*.py")]) == []
+
+
+def test_the_length_check_sees_a_long_function(tmp_path):
+    long = tmp_path / "long.py"
+    long.write_text("def f():\n" + "    x = 1\n" * LONGEST_FUNCTION)
+    assert long_functions([long]) == [f"long.py:1 f ({LONGEST_FUNCTION + 1} lines)"]

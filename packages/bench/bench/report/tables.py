@@ -53,8 +53,19 @@ def too_spread(configuration, metric) -> bool:
 
 def legend(grid: Grid) -> str:
     """What the table's cells mean: only what this table shows."""
-    m, shown = grid.metric, grid.ordered()
+    shown = grid.ordered()
     ok = [c for c in shown if c.status == "ok"]
+    return (
+        _cells_text(grid, ok)
+        + _marks_text(grid, ok)
+        + _relative_text(grid, ok)
+        + _statuses_text(grid, shown)
+    )
+
+
+def _cells_text(grid, ok):
+    """What a cell's figures are."""
+    m = grid.metric
     counts = [s.n for s in (c.summary(m) for c in ok) if s is not None]
     better = "higher" if m.higher_is_better else "lower"
     text = f"Cells: {m.title} ({_units(grid)}; {better} is better), the median of the runs"
@@ -70,6 +81,12 @@ def legend(grid: Grid) -> str:
         if any(c.task == "densenet" for c in ok):
             text += " (DenseNet-121: the mean ROC-AUC)"
     text += "."
+    return text
+
+
+def _marks_text(grid, ok):
+    """The marks a cell may carry: not reached, no steady state, too uncertain to rank."""
+    m, text = grid.metric, ""
     if m.name == "time_to_target" and any(
         len(c.values(m)) < len(c.ok) for c in ok
     ):  # a run that did not reach it
@@ -88,6 +105,12 @@ def legend(grid: Grid) -> str:
             f"bundle rank (the 95 % interval of the median of its undisturbed runs more than "
             f"{fitness.MAX_INTERVAL:.0%} wide)."
         )
+    return text
+
+
+def _relative_text(grid, ok):
+    """The ×, its interval, and the cells not ranked for their quality."""
+    text = ""
     statuses = [quality.of(c) for c in ok]
     relatives = [found for c in ok if (found := _relative(grid, c)[1])]
     intervals = any(found.ratio.has_interval for found in relatives)
@@ -116,6 +139,12 @@ def legend(grid: Grid) -> str:
             f" {' / '.join(unranked)}: not ranked, for its quality (the test accuracy "
             f"did not reach the task's target, or is no better than a uniform guess)."
         )
+    return text
+
+
+def _statuses_text(grid, shown):
+    """The statuses of the cells that did not run ok, and the blanks."""
+    text = ""
     present = {c.status for c in shown}
     said = {
         "failed": "failed: the run failed",

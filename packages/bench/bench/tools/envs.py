@@ -150,6 +150,22 @@ def main(argv):
     )
     args = parser.parse_args(argv)
     rows = [row(name, args.cache_dir, args.refresh) for name in capabilities.framework_names()]
+    dependencies = system_dependencies(rows)
+    if args.json:
+        print(
+            json.dumps(
+                {"project": str(project_dir()), "frameworks": rows, "system": dependencies},
+                indent=1,
+            )
+        )
+        return 0
+    print_text(rows, dependencies)
+    return 0
+
+
+def system_dependencies(rows):
+    """[{dependency, title, found, detail, needed_by, install}] of the system packages the
+    rows need (and the page's browser test)."""
     deps = {}
     for line in rows:
         for dep, when in line["needs"].items():
@@ -170,14 +186,11 @@ def main(argv):
                 "install": system.DEPENDENCIES[dep].install,
             }
         )
-    if args.json:
-        print(
-            json.dumps(
-                {"project": str(project_dir()), "frameworks": rows, "system": dependencies},
-                indent=1,
-            )
-        )
-        return 0
+    return dependencies
+
+
+def print_text(rows, dependencies):
+    """The three tables: the environments, their locks, the system packages."""
     built = sum(line["built"] for line in rows)
     print(
         f"framework environments ({built} of {len(rows)} built; environments live in "
@@ -234,7 +247,6 @@ def main(argv):
             f"{project_dir()} builds one (`pip install nox` first); a run of one of them is "
             f"refused as not_installed, and comparison presets leave them out."
         )
-    return 0
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -15,7 +15,7 @@ from .. import (
     tables,
 )
 from ..collection import Grid, collect
-from . import Section
+from .base import Section
 
 
 def _sentences(grid):

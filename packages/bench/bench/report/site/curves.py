@@ -158,43 +158,49 @@ def chart(task, found, metric):
             f"{100 * target:.0f} %</text>"
         )
     for i, line in lines.items():
-        if not line:
-            continue
-        curve = found[i]
-        out.append(f'<g class="series" data-series="{i}" style="color: {curve.look.colour}">')
-        if any(lo != hi for _, _, lo, hi in line):
-            upper = " ".join(f"{px(x):.1f},{py(hi):.1f}" for x, _, _, hi in line)
-            lower = " ".join(f"{px(x):.1f},{py(lo):.1f}" for x, _, lo, _ in reversed(line))
-            out.append(f'<polygon class="band" points="{upper} {lower}"/>')
-        points = " ".join(f"{px(x):.1f},{py(y):.1f}" for x, y, _, _ in line)
-        dashes = looks.SVG_DASHES[curve.dash]
-        dashed = f' stroke-dasharray="{dashes}"' if dashes else ""
-        out.append(f'<polyline class="line" points="{points}"{dashed}/>')
-        for point, (x, y, lo, hi) in zip([p for p in curve.points if metric in p.values], line):
-            spread, seconds = "", ""
-            if point.runs > 1:
-                first, last = point.seconds_range
-                spread = f" (runs {_value_text(lo, metric)} to {_value_text(hi, metric)})"
-                seconds = f" (runs {first:.3g} to {last:.3g} s)"
-                out.append(
-                    f'<line class="whisker" x1="{px(first):.1f}" x2="{px(last):.1f}" '
-                    f'y1="{py(y):.1f}" y2="{py(y):.1f}"/><line class="whisker" '
-                    f'x1="{px(x):.1f}" x2="{px(x):.1f}" y1="{py(lo):.1f}" '
-                    f'y2="{py(hi):.1f}"/>'
-                )
-            out.append(
-                marker(
-                    curve.look.marker,
-                    px(x),
-                    py(y),
-                    title=f"{escape(curve.label)}: epoch {point.epoch}, {x:.3g} s{seconds}, "
-                    f"{label} {_value_text(y, metric)}{spread}, {point.runs} run"
-                    f"{'s' if point.runs > 1 else ''}",
-                )
-            )
-        out.append("</g>")
+        if line:
+            out += _series(i, found[i], line, metric, label, px, py)
     out.append("</svg>")
     return "".join(out)
+
+
+def _series(i, curve, line, metric, label, px, py):
+    """The SVG of one curve: its band, its line and its points (`px`, `py`: data to SVG
+    coordinates)."""
+    out = []
+    out.append(f'<g class="series" data-series="{i}" style="color: {curve.look.colour}">')
+    if any(lo != hi for _, _, lo, hi in line):
+        upper = " ".join(f"{px(x):.1f},{py(hi):.1f}" for x, _, _, hi in line)
+        lower = " ".join(f"{px(x):.1f},{py(lo):.1f}" for x, _, lo, _ in reversed(line))
+        out.append(f'<polygon class="band" points="{upper} {lower}"/>')
+    points = " ".join(f"{px(x):.1f},{py(y):.1f}" for x, y, _, _ in line)
+    dashes = looks.SVG_DASHES[curve.dash]
+    dashed = f' stroke-dasharray="{dashes}"' if dashes else ""
+    out.append(f'<polyline class="line" points="{points}"{dashed}/>')
+    for point, (x, y, lo, hi) in zip([p for p in curve.points if metric in p.values], line):
+        spread, seconds = "", ""
+        if point.runs > 1:
+            first, last = point.seconds_range
+            spread = f" (runs {_value_text(lo, metric)} to {_value_text(hi, metric)})"
+            seconds = f" (runs {first:.3g} to {last:.3g} s)"
+            out.append(
+                f'<line class="whisker" x1="{px(first):.1f}" x2="{px(last):.1f}" '
+                f'y1="{py(y):.1f}" y2="{py(y):.1f}"/><line class="whisker" '
+                f'x1="{px(x):.1f}" x2="{px(x):.1f}" y1="{py(lo):.1f}" '
+                f'y2="{py(hi):.1f}"/>'
+            )
+        out.append(
+            marker(
+                curve.look.marker,
+                px(x),
+                py(y),
+                title=f"{escape(curve.label)}: epoch {point.epoch}, {x:.3g} s{seconds}, "
+                f"{label} {_value_text(y, metric)}{spread}, {point.runs} run"
+                f"{'s' if point.runs > 1 else ''}",
+            )
+        )
+    out.append("</g>")
+    return out
 
 
 def figure(task, found):

@@ -86,30 +86,7 @@ def results_section(
         index += w
     out.append("<tr>" + "".join(heads) + "</tr></thead><tbody>")
     for row, cells in table.rows:
-        tds = [f'<th scope="row" data-sort="{escape(row)}">{escape(row)}</th>']
-        for cell, w in zip(cells, width):
-            if cell.status == "ok":
-                note = _attrs(title=cell.note or None)
-                tds.append(
-                    f'<td class="num"{note} data-sort="{cell.value!r}">'
-                    f"{escape(cell.time_text)}</td>"
-                )
-                times = "" if cell.relative_value is None else repr(cell.relative_value)
-                tds.append(f'<td class="num" data-sort="{times}">{escape(cell.relative)}</td>')
-                if w == 3:
-                    tds.append(
-                        f'<td class="num" data-sort="'
-                        f'{"" if cell.accuracy is None else repr(cell.accuracy)}">'
-                        f"{escape(cell.accuracy_text)}</td>"
-                    )
-            else:
-                cls = f"status {_status_class(cell.status)}"
-                tds.append(
-                    f'<td class="{cls}" data-sort=""{_attrs(title=cell.note or None)}>'
-                    f'<span class="badge">{escape(cell.time_text)}</span></td>'
-                )
-                tds += [f'<td class="{cls}" data-sort=""></td>'] * (w - 1)
-        out.append("<tr>" + "".join(tds) + "</tr>")
+        out.append(_results_row(row, cells, width))
     out.append("</tbody></table></div>")
     if warnings:
         out.append(
@@ -117,6 +94,33 @@ def results_section(
         )
     out.append("</section>")
     return "\n".join(out)
+
+
+def _results_row(row, cells, width):
+    """One framework's <tr>: per column its figure, × and (training) accuracy, or its status."""
+    tds = [f'<th scope="row" data-sort="{escape(row)}">{escape(row)}</th>']
+    for cell, w in zip(cells, width):
+        if cell.status == "ok":
+            note = _attrs(title=cell.note or None)
+            tds.append(
+                f'<td class="num"{note} data-sort="{cell.value!r}">{escape(cell.time_text)}</td>'
+            )
+            times = "" if cell.relative_value is None else repr(cell.relative_value)
+            tds.append(f'<td class="num" data-sort="{times}">{escape(cell.relative)}</td>')
+            if w == 3:
+                tds.append(
+                    f'<td class="num" data-sort="'
+                    f'{"" if cell.accuracy is None else repr(cell.accuracy)}">'
+                    f"{escape(cell.accuracy_text)}</td>"
+                )
+        else:
+            cls = f"status {_status_class(cell.status)}"
+            tds.append(
+                f'<td class="{cls}" data-sort=""{_attrs(title=cell.note or None)}>'
+                f'<span class="badge">{escape(cell.time_text)}</span></td>'
+            )
+            tds += [f'<td class="{cls}" data-sort=""></td>'] * (w - 1)
+    return "<tr>" + "".join(tds) + "</tr>"
 
 
 def table_section(anchor, heading, intro, header, rows, sentences=()):
