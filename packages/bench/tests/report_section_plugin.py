@@ -1,5 +1,5 @@
 """A report section from outside bench (tests/test_report_sections.py installs it through the
-entry-point group `bench.report_sections`): how many runs each framework row holds."""
+entry-point group `rosetta_bench.report_sections`): how many runs each framework row holds."""
 
 from bench.report.sections import Section
 

@@ -322,3 +322,54 @@ def test_the_history_check_finds_each_marker():
     ]
     found = history_lines(lines, "x")
     assert len(found) == 6 and not any("may do" in f or "1.0.5" in f for f in found)
+
+
+def readme_environments(text):
+    """{environment: {framework rows}} from the README's environment table."""
+    found = {}
+    for line in text.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == 5 and re.fullmatch(r"`\w+`", cells[0]) and cells[0] != "`environment`":
+            found[cells[0].strip("`")] = set(re.findall(r"`(\w+)`", cells[1]))
+    return found
+
+
+def declared_environments():
+    """{environment: {framework rows}} from conf/framework/*.yaml's nox_session, and the
+    environments noxfile.py's ENVIRONMENTS names (read with ast: no nox needed)."""
+    import ast
+
+    import yaml
+
+    rows = {}
+    for path in sorted((ROOT / "conf" / "framework").glob("*.yaml")):
+        declared = yaml.safe_load(path.read_text())
+        rows.setdefault(declared["nox_session"], set()).add(declared["name"])
+    tree = ast.parse((ROOT / "noxfile.py").read_text())
+    nox_envs = next(
+        {k.value for k in node.value.keys}
+        for node in tree.body
+        if isinstance(node, ast.Assign)
+        and any(getattr(t, "id", "") == "ENVIRONMENTS" for t in node.targets)
+    )
+    return rows, nox_envs
+
+
+def test_the_readme_environment_table_is_the_noxfile_s_and_the_configs():
+    """Every environment a framework config names is in noxfile.py and in the README's table,
+    with the rows it serves; the R rows (same environments, `nox -s r`) in the sentence below."""
+    text = README.read_text()
+    table = readme_environments(text)
+    rows, nox_envs = declared_environments()
+    assert set(rows) <= nox_envs, sorted(set(rows) - nox_envs)
+    assert set(table) == set(rows), (sorted(table), sorted(rows))
+    for env, names in rows.items():
+        python_rows = {n for n in names if not n.startswith("r_")}
+        assert table[env] == python_rows, (env, table[env], python_rows)
+        for r_row in names - python_rows:
+            assert f"`{r_row}`" in text and f"`{env}`" in text, r_row
+
+
+def test_the_environment_table_check_sees_a_missing_row():
+    text = README.read_text().replace(", [`keras`](packages/keras/README.md)", "")
+    assert readme_environments(text)["tensorflow"] == {"tensorflow"}

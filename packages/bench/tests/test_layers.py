@@ -108,7 +108,7 @@ def test_no_import_cycle():
 
 def test_the_checker_sees_an_upward_import_and_a_cycle(tmp_path):
     """The rules above can fail: a data module that imports the run layer, and a module that
-    imports one that imports it back inside a function (as app.py and peak.py once did)."""
+    imports one that imports it back inside a function."""
     bad = tmp_path / "bench" / "data" / "bad.py"
     bad.parent.mkdir(parents=True)
     bad.write_text("from ..run import benchmark\n\n\ndef f():\n    from . import cache\n")

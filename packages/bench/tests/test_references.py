@@ -24,6 +24,40 @@ PATH = re.compile(
 )
 MODULE = re.compile(r"(?<![\w./-])((?:bench|bench_\w+)(?:\.[A-Za-z_]\w*)+)")
 SUFFIXES = ("py", "json", "yaml", "md", "txt", "npz", "npy", "R", "log", "csv", "toml")
+# a file named bare, without its folder: it must be some file of the repository, one the
+# project writes when it runs, or another project's (named as theirs)
+BARE = re.compile(
+    r"(?<![\w./<>{}$@:-])([A-Za-z_][\w-]*\.(?:py|md|yaml|json|toml|R|csv|txt|sh))\b(?![\w/-])"
+)
+WRITTEN = {  # what runs, reports, caches and benchmark scripts write
+    "run.json",
+    "worker_result.json",
+    "report.json",
+    "report.md",
+    "results.csv",
+    "rounds.json",
+    "verify.json",
+    "summary.md",
+    "history.md",
+    "history.csv",
+    "agreement.csv",
+    "manifest.json",
+    "peak.json",
+    "bench-environment.json",
+    "beside_torch.json",
+    "beside_torch.md",
+    "own_loops.json",
+    "own_loops.md",
+    "tune_defaults.json",
+    "tune_defaults.md",
+    "canary.json",
+}
+THEIRS = {  # other projects' files: a dataset's label file, Theano's, Keras's, Keras 3's
+    "Data_Entry_2017.csv",
+    "configdefaults.py",
+    "keras.json",
+    "layer.py",
+}
 HISTORY = re.compile(r"\b(?:issue \d+|stop \d+|earlier session)\b", re.I)
 
 
@@ -133,6 +167,20 @@ def module_exists(name):
     return False
 
 
+def repository_names():
+    listed = subprocess.run(
+        ["git", "ls-files", "-co", "--exclude-standard"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
+    return {f.rsplit("/", 1)[-1] for f in listed}
+
+
+NAMES = repository_names() | WRITTEN | THEIRS
+
+
 def stale(path, text=None):
     """'file:line: what' for each path or module named in path's prose (or in `text`, as if
     it were path's) that does not exist, and each line that speaks of the project's history."""
@@ -148,6 +196,9 @@ def stale(path, text=None):
             name = match.group(1).rstrip(".")
             if name.rsplit(".", 1)[-1] not in SUFFIXES and not module_exists(name):
                 found.append(f"{where}: no such module or name {name}")
+        for match in BARE.finditer(line):
+            if match.group(1) not in NAMES and not path_exists(match.group(1), path):
+                found.append(f"{where}: no such file {match.group(1)}")
         if path.suffix == ".py" and HISTORY.search(line):
             found.append(f"{where}: history in a comment: {line.strip()}")
     return found
@@ -166,10 +217,12 @@ def test_the_check_finds_a_gone_path_a_gone_module_and_history():
         '"""See run/benchmark.py and bench/tune.py, bench.run.slurm.place and\n'
         'bench.run.slurm.gone, bench_shared.metrics, conf/framework/<fw>.yaml."""\n'
         "# the fix from issue 12\nx = 'data/not/prose.py'\n"
+        "# written into run.json beside DESIGN.md and noxfile.py\n"
     )
     assert stale(ROOT / "packages" / "bench" / "bench" / "example.py", text) == [
         "packages/bench/bench/example.py:1: no such path bench/tune.py",
         "packages/bench/bench/example.py:2: no such module or name bench.run.slurm.gone",
         "packages/bench/bench/example.py:2: no such module or name bench_shared.metrics",
         "packages/bench/bench/example.py:3: history in a comment: # the fix from issue 12",
+        "packages/bench/bench/example.py:5: no such file DESIGN.md",
     ]

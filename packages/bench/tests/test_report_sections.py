@@ -1,5 +1,5 @@
 """A report section is one object (bench.report.sections): one added from outside bench, as a
-plugin through the entry-point group `bench.report_sections`, reaches report.md, report.json
+plugin through the entry-point group `rosetta_bench.report_sections`, reaches report.md, report.json
 and the page with no edit to their renderers; a plugin that cannot be loaded costs its own
 section only, said on stderr."""
 
@@ -14,13 +14,13 @@ TESTS = Path(__file__).resolve().parent
 
 def install_plugin(site, target):
     """A distribution's metadata in `site` (a directory on PYTHONPATH) whose entry point
-    `bench.report_sections` names `target` (module:object)."""
+    `rosetta_bench.report_sections` names `target` (module:object)."""
     info = site / "runs_per_framework_section-1.0.dist-info"
     info.mkdir(parents=True)
     (info / "METADATA").write_text(
         "Metadata-Version: 2.1\nName: runs-per-framework-section\nVersion: 1.0\n"
     )
-    (info / "entry_points.txt").write_text(f"[bench.report_sections]\nruns = {target}\n")
+    (info / "entry_points.txt").write_text(f"[rosetta_bench.report_sections]\nruns = {target}\n")
 
 
 def results(directory):

@@ -1,4 +1,4 @@
-"""`python -m bench reproduce RESULT.json [more results of the same configuration] [--repeats N]`:
+"""`python -m bench reproduce result.json [more results of the same configuration] [--repeats N]`:
 run a recorded result again and judge it against the original.
 
 The original side is every result given and every other run of the same configuration, host

@@ -5,7 +5,7 @@ charts) writes them too. report.md, report.json and the page loop over `every()`
 comparison is one class, and it reaches all three outputs with no edit to them.
 
 The built-in sections are in bench.report.sections.builtin, in the order the outputs show
-them. Another package adds one through the entry-point group `bench.report_sections`
+them. Another package adds one through the entry-point group `rosetta_bench.report_sections`
 (`name = "module:object"`, the object a Section or a class of one): it comes after the
 built-in ones, and one that cannot be loaded is said on stderr and left out."""
 
@@ -16,7 +16,7 @@ from .base import Context, Options, Section
 
 __all__ = ["Context", "Options", "Part", "Section", "every", "find_all", "register"]
 
-ENTRY_POINTS = "bench.report_sections"
+ENTRY_POINTS = "rosetta_bench.report_sections"
 
 
 _registered = []
