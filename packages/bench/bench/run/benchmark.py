@@ -208,7 +208,9 @@ def _run(cfg, run_dir, place, learned, finish, overrides, clock):
     # limit, Ctrl-C) is recorded and acted on once all is written, never in between
     with signals.deferred() as pending:
         raw, canary_times = watched(
-            cfg, lambda: start_workers(cfg, python, run, run_dir, env, how, place.layout), clock
+            cfg,
+            lambda: launch.start(workers_of(cfg, python, env, how, place.layout), run, run_dir),
+            clock,
         )
         if place.layout:
             learned["node"] = {
@@ -302,20 +304,20 @@ def launch_of(cfg: Config):
     )
 
 
-def start_workers(cfg: Config, python, run, run_dir, env, how, layout=None):
-    """The worker(s) of a run, started `how` the framework declares for `devices` > 1
-    (launch_of: contract.LAUNCHES); rank 0's raw result (with `layout`, a multi-node Slurm
-    step: this node's first rank's), with the host's samples while they ran."""
-    every = cfg.watch.interval_s if cfg.watch.enabled else None
-    if cfg.devices == 1 or how == "one_process":  # one worker (driving every device)
-        return launch.run_worker(python, run, run_dir, cfg.preset.timeout_s, env, every)
-    cpus = sysinfo.usable_cpus() if cfg.device.name == "cpu" else None  # a share per rank
-    if how == "processes":
-        return launch.run_data_parallel(
-            python, run, run_dir, cfg.preset.timeout_s, env, cfg.devices, cpus, layout, every
-        )
-    return launch.run_mpiexec(
-        python, run, run_dir, cfg.preset.timeout_s, env, cfg.devices, cpus, every
+def workers_of(cfg: Config, python, env, how, layout=None) -> launch.Workers:
+    """How the run's workers start: `how` the framework declares for `devices` > 1
+    (launch_of: contract.LAUNCHES), on a CPU each rank with its share of the usable CPUs,
+    with `layout` a multi-node Slurm step."""
+    data_parallel = cfg.devices > 1 and how != "one_process"
+    return launch.Workers(
+        python=python,
+        timeout_s=cfg.preset.timeout_s,
+        env=env,
+        how=how,
+        devices=cfg.devices,
+        cpus=sysinfo.usable_cpus() if data_parallel and cfg.device.name == "cpu" else None,
+        layout=layout,
+        watch_interval_s=cfg.watch.interval_s if cfg.watch.enabled else None,
     )
 
 

@@ -11,12 +11,43 @@ import json
 import os
 import shlex
 import socket
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Optional
 
 from .. import signals
 from ..errors import EnvironmentNotFound
 from . import r_worker, system
 from .supervisor import Supervisor, exit_in_words
+
+
+@dataclass(frozen=True)
+class Workers:
+    """What starts a run's workers: the interpreter, its time limit and environment, how
+    (bench_shared.contract.LAUNCHES: one_process, processes, mpiexec), how many (devices),
+    each rank's share of `cpus` on a CPU, a multi-node Slurm step's `layout`
+    (bench.run.slurm.node_layout) and how often the host is sampled while they run."""
+
+    python: str
+    timeout_s: float
+    env: dict
+    how: str = "one_process"
+    devices: int = 1
+    cpus: Optional[list] = None
+    layout: Optional[dict] = None
+    watch_interval_s: Optional[float] = None
+
+
+def start(workers: Workers, run, run_dir):
+    """The run's worker(s), started as `workers` says; rank 0's raw result (with a layout:
+    this node's first rank's)."""
+    if workers.devices == 1 or workers.how == "one_process":  # one worker, every device
+        return run_worker(
+            workers.python, run, run_dir, workers.timeout_s, workers.env, workers.watch_interval_s
+        )
+    if workers.how == "processes":
+        return run_data_parallel(workers, run, run_dir)
+    return run_mpiexec(workers, run, run_dir)
 
 
 def worker_command(python, run_file, run=None):
@@ -166,9 +197,7 @@ def _rank_entry(rank, raw, exit_code, pid, cpus):
     return entry
 
 
-def run_data_parallel(
-    python, run, run_dir, timeout_s, env, devices, cpus=None, layout=None, watch_interval_s=None
-):
+def run_data_parallel(workers: Workers, run, run_dir):
     """N workers as one run: each with RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT
     (torchrun's variables), BENCH_WORKER_PORTS (a port for each rank, for frameworks whose
     every rank listens) and, on a CPU, pinned to its share of `cpus`; rank 0's output on the
@@ -178,6 +207,13 @@ def run_data_parallel(
     `layout` (bench.run.slurm.node_layout, a multi-node Slurm step): this node starts only its
     ranks (rank_offset on), meeting at the layout's address and port; its first rank's raw
     result comes back."""
+    python, timeout_s, env, devices = (
+        workers.python,
+        workers.timeout_s,
+        workers.env,
+        workers.devices,
+    )
+    cpus, layout, watch_interval_s = workers.cpus, workers.layout, workers.watch_interval_s
     run_dir = _prepared(run_dir)
     local = layout["local_devices"] if layout else devices
     shares = cpu_shares(cpus, local)
@@ -272,7 +308,7 @@ def mpiexec_command(mpiexec, python, run_files, logs, run=None):
     return command
 
 
-def run_mpiexec(python, run, run_dir, timeout_s, env, devices, cpus=None, watch_interval_s=None):
+def run_mpiexec(workers: Workers, run, run_dir):
     """N workers as one MPI job (`mpiexec -n 1 worker run.json : -n 1 worker run.rank1.json
     ...`): MPI gives each its rank (OMPI_COMM_WORLD_*, read by bench_shared.distributed), the
     framework joins them over MPI in setup(). On a CPU each rank pins itself to its share of
@@ -281,6 +317,13 @@ def run_mpiexec(python, run, run_dir, timeout_s, env, devices, cpus=None, watch_
     on the other ranks may never come to). Returns rank 0's raw result with `ranks` (a rank's
     exit code is its result's: mpiexec reports only the job's) and `mpiexec` (path, version,
     exit code)."""
+    python, timeout_s, env, devices = (
+        workers.python,
+        workers.timeout_s,
+        workers.env,
+        workers.devices,
+    )
+    cpus, watch_interval_s = workers.cpus, workers.watch_interval_s
     mpiexec, version = find_mpiexec()
     run_dir = _prepared(run_dir)
     shares = cpu_shares(cpus, devices)

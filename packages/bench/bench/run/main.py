@@ -144,7 +144,7 @@ def _claim(run_dir, place, hydra_cfg):
     if place.spans_tasks:  # the tasks of an srun step: one run, one directory
         if not any(o.startswith("hydra.run.dir=") for o in hydra_cfg.overrides.hydra):
             return (
-                f"a run across {place.tasks} Slurm tasks writes one directory from every "
+                f"a run across {place.slurm_tasks} Slurm tasks writes one directory from every "
                 f"task: give hydra.run.dir=<a directory on a shared file system>"
             )
         return slurm.claim_run_dir(run_dir)

@@ -120,8 +120,8 @@ class Place:
     """Where one run's process stands in Slurm, asked once per run (`place()`): the tasks of
     its srun step, and for a multi-node data-parallel run this task's share of the ranks."""
 
-    tasks: int = 1  # tasks of the srun step this process is one of (1 outside a step)
-    task: int = 0  # this process's task index in the step
+    slurm_tasks: int = 1  # Slurm tasks of the srun step this process is one of (1 outside)
+    slurm_task: int = 0  # this process's Slurm task index in the step (SLURM_PROCID)
     devices: int = 1
     layout: Optional[dict] = None  # node_layout(): this node's ranks, None on one node
     problem: Optional[str] = None  # why the step cannot run these devices (a ConfigError)
@@ -129,16 +129,16 @@ class Place:
     @property
     def spans_tasks(self):
         """One run across the tasks of a step: every task writes into one directory."""
-        return self.tasks > 1 and self.devices > 1
+        return self.slurm_tasks > 1 and self.devices > 1
 
     @property
     def secondary(self):
         """A task other than the first: it writes result.node<k>.json beside result.json."""
-        return self.spans_tasks and self.task > 0
+        return self.spans_tasks and self.slurm_task > 0
 
     @property
     def result_name(self):
-        return f"result.node{self.task}.json" if self.secondary else "result.json"
+        return f"result.node{self.slurm_task}.json" if self.secondary else "result.json"
 
 
 def place(devices, environ=None) -> Place:
@@ -148,7 +148,9 @@ def place(devices, environ=None) -> Place:
         layout, problem = node_layout(devices, environ), None
     except ConfigError as exc:
         layout, problem = None, str(exc)
-    return Place(tasks=tasks, task=task, devices=devices, layout=layout, problem=problem)
+    return Place(
+        slurm_tasks=tasks, slurm_task=task, devices=devices, layout=layout, problem=problem
+    )
 
 
 MARK = ".bench-run"  # a run's claim of its directory (bench.run.rundirs.first_run_in)
