@@ -364,7 +364,8 @@ def test_a_baseline_by_a_figure_one_configuration_lacks_is_still_written(run_ben
         str(tmp_path / "r"),
         "--no-charts",
     )
-    assert run.returncode == 0, run.output
+    # 0, or 1 where the noise of runs of a fraction of a second flags the RNN's change
+    assert run.returncode in (0, 1), run.output
     text = (tmp_path / "r" / "report.md").read_text()
     assert "target not reached (now and baseline), not compared" in text, text
     found = json.loads((tmp_path / "r" / "report.json").read_text())["baseline"]
