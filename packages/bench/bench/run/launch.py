@@ -197,6 +197,28 @@ def _rank_entry(rank, raw, exit_code, pid, cpus):
     return entry
 
 
+def _meeting(layout, devices):
+    """(address, port, every rank's port) where the ranks meet: the Slurm layout's, or free
+    ports here."""
+    if layout:
+        return layout["master_addr"], layout["master_port"], layout["worker_ports"]
+    port, *worker_ports = free_ports(devices + 1)
+    return "127.0.0.1", port, worker_ports
+
+
+def _rank_variables(rank, local_rank, devices, meeting):
+    """torchrun's variables for one rank, and BENCH_WORKER_PORTS."""
+    addr, port, worker_ports = meeting
+    return {
+        "RANK": str(rank),
+        "WORLD_SIZE": str(devices),
+        "LOCAL_RANK": str(local_rank),
+        "MASTER_ADDR": addr,
+        "MASTER_PORT": str(port),
+        "BENCH_WORKER_PORTS": ",".join(map(str, worker_ports)),
+    }
+
+
 def run_data_parallel(workers: Workers, run, run_dir):
     """N workers as one run: each with RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT
     (torchrun's variables), BENCH_WORKER_PORTS (a port for each rank, for frameworks whose
@@ -207,48 +229,29 @@ def run_data_parallel(workers: Workers, run, run_dir):
     `layout` (bench.run.slurm.node_layout, a multi-node Slurm step): this node starts only its
     ranks (rank_offset on), meeting at the layout's address and port; its first rank's raw
     result comes back."""
-    python, timeout_s, env, devices = (
-        workers.python,
-        workers.timeout_s,
-        workers.env,
-        workers.devices,
-    )
-    cpus, layout, watch_interval_s = workers.cpus, workers.layout, workers.watch_interval_s
+    layout, devices = workers.layout, workers.devices
     run_dir = _prepared(run_dir)
     local = layout["local_devices"] if layout else devices
-    shares = cpu_shares(cpus, local)
-    if layout:
-        addr, port, worker_ports = (
-            layout["master_addr"],
-            layout["master_port"],
-            layout["worker_ports"],
-        )
-    else:
-        addr, (port, *worker_ports) = "127.0.0.1", free_ports(devices + 1)
+    shares = cpu_shares(workers.cpus, local)
+    meeting = _meeting(layout, devices)
     offset = layout["rank_offset"] if layout else 0
     outputs, members = [], []
     with signals.deferred() as pending:
         supervisor = Supervisor(
-            timeout_s, pending, subject="the workers", watch_interval_s=watch_interval_s
+            workers.timeout_s,
+            pending,
+            subject="the workers",
+            watch_interval_s=workers.watch_interval_s,
         )
         try:
             for index in range(local):
                 rank = offset + index
                 local_rank = index + (layout["local_rank_offset"] if layout else 0)
                 run_file, output = _write_run(run_dir, rank, run)
-                rank_env = dict(
-                    env,
-                    RANK=str(rank),
-                    WORLD_SIZE=str(devices),
-                    LOCAL_RANK=str(local_rank),
-                    MASTER_ADDR=addr,
-                    MASTER_PORT=str(port),
-                    BENCH_WORKER_PORTS=",".join(map(str, worker_ports)),
-                )
                 members.append(
                     supervisor.start(
-                        worker_command(python, run_file, run),
-                        rank_env,
+                        worker_command(workers.python, run_file, run),
+                        dict(workers.env, **_rank_variables(rank, local_rank, devices, meeting)),
                         run_dir,
                         rank_file(run_dir, "worker", rank, ".log"),
                         name=f"rank {rank}",
@@ -308,6 +311,23 @@ def mpiexec_command(mpiexec, python, run_files, logs, run=None):
     return command
 
 
+def _mpi_ranks(raws, shares, logs):
+    """Each MPI rank's entry: its exit code is its result's (mpiexec reports the job's)."""
+    ranks = []
+    for rank, raw in enumerate(raws):
+        entry = _rank_entry(
+            rank,
+            raw,
+            WORKER_EXIT.get((raw or {}).get("status")),
+            (raw or {}).get("pid"),
+            shares[rank],
+        )
+        if raw is None:
+            entry["error"] = f"wrote no result (see {logs[rank].name})"
+        ranks.append(entry)
+    return ranks
+
+
 def run_mpiexec(workers: Workers, run, run_dir):
     """N workers as one MPI job (`mpiexec -n 1 worker run.json : -n 1 worker run.rank1.json
     ...`): MPI gives each its rank (OMPI_COMM_WORLD_*, read by bench_shared.distributed), the
@@ -317,16 +337,10 @@ def run_mpiexec(workers: Workers, run, run_dir):
     on the other ranks may never come to). Returns rank 0's raw result with `ranks` (a rank's
     exit code is its result's: mpiexec reports only the job's) and `mpiexec` (path, version,
     exit code)."""
-    python, timeout_s, env, devices = (
-        workers.python,
-        workers.timeout_s,
-        workers.env,
-        workers.devices,
-    )
-    cpus, watch_interval_s = workers.cpus, workers.watch_interval_s
+    env, devices = workers.env, workers.devices
     mpiexec, version = find_mpiexec()
     run_dir = _prepared(run_dir)
-    shares = cpu_shares(cpus, devices)
+    shares = cpu_shares(workers.cpus, devices)
     run_files, outputs = [], []
     for rank in range(devices):
         extra = {"cpus": shares[rank]} if shares[rank] else {}
@@ -349,15 +363,15 @@ def run_mpiexec(workers: Workers, run, run_dir):
 
     with signals.deferred() as pending:
         supervisor = Supervisor(
-            timeout_s,
+            workers.timeout_s,
             pending,
             subject=f"mpiexec and its {devices} workers",
             check=a_rank_failed,
             session=True,
-            watch_interval_s=watch_interval_s,
+            watch_interval_s=workers.watch_interval_s,
         )
         job = supervisor.start(
-            mpiexec_command(mpiexec, python, run_files, logs, run),
+            mpiexec_command(mpiexec, workers.python, run_files, logs, run),
             env,
             run_dir,
             logs[0],
@@ -367,18 +381,7 @@ def run_mpiexec(workers: Workers, run, run_dir):
     if pending:
         reason = supervisor.interrupted()
     raws = [_read_result(output)[0] for output in outputs]
-    ranks = []
-    for rank, raw in enumerate(raws):
-        entry = _rank_entry(
-            rank,
-            raw,
-            WORKER_EXIT.get((raw or {}).get("status")),
-            (raw or {}).get("pid"),
-            shares[rank],
-        )
-        if raw is None:
-            entry["error"] = f"wrote no result (see {logs[rank].name})"
-        ranks.append(entry)
+    ranks = _mpi_ranks(raws, shares, logs)
     if reason is None and job.code != 0:
         reason = f"mpiexec exited with status {job.code}"
     raw = _one_result(
