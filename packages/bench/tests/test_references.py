@@ -61,15 +61,19 @@ THEIRS = {  # other projects' files: a dataset's label file, Theano's, Keras's, 
 HISTORY = re.compile(r"\b(?:issue \d+|stop \d+|earlier session)\b", re.I)
 
 
-def repository_files():
-    listed = subprocess.run(
+def listed():
+    """Every file git lists in the working tree, tracked or new (not ignored)."""
+    return subprocess.run(
         ["git", "ls-files", "-co", "--exclude-standard"],
         cwd=ROOT,
         capture_output=True,
         text=True,
         check=True,
     ).stdout.split()
-    return [ROOT / f for f in listed if (ROOT / f).is_file() and not f.startswith(NOT_PROSE)]
+
+
+def repository_files():
+    return [ROOT / f for f in listed() if (ROOT / f).is_file() and not f.startswith(NOT_PROSE)]
 
 
 def python_prose(text):
@@ -167,18 +171,7 @@ def module_exists(name):
     return False
 
 
-def repository_names():
-    listed = subprocess.run(
-        ["git", "ls-files", "-co", "--exclude-standard"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout.split()
-    return {f.rsplit("/", 1)[-1] for f in listed}
-
-
-NAMES = repository_names() | WRITTEN | THEIRS
+NAMES = {f.rsplit("/", 1)[-1] for f in listed()} | WRITTEN | THEIRS
 
 
 def stale(path, text=None):
