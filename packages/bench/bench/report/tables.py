@@ -373,8 +373,9 @@ def comparisons(grid: Grid):
     return found
 
 
-def comparisons_markdown(grid: Grid) -> str:
-    found = comparisons(grid)
+def comparisons_markdown(grid: Grid, found=None) -> str:
+    """The sentences under the table (`found`: comparisons(grid), where already made)."""
+    found = comparisons(grid) if found is None else found
     if not found:
         return ""
     return (
@@ -403,9 +404,10 @@ def time_to_target_grid(grid: Grid):
     )
 
 
-def time_to_target_markdown(grid: Grid) -> str:
-    """The time-to-target table beside the throughput table, or ""."""
-    ttt = time_to_target_grid(grid)
+def time_to_target_markdown(grid: Grid, ttt=None) -> str:
+    """The time-to-target table beside the throughput table, or "" (`ttt`: its grid, where
+    already made)."""
+    ttt = time_to_target_grid(grid) if ttt is None else ttt
     if ttt is None:
         return ""
     targets = sorted(

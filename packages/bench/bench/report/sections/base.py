@@ -95,6 +95,13 @@ class Context:
         return tables.time_to_target_grid(self.grid)
 
     @cached_property
+    def to_target_comparisons(self):
+        """tables.comparisons of the time-to-target grid ([] without one)."""
+        from .. import tables
+
+        return tables.comparisons(self.to_target) if self.to_target is not None else []
+
+    @cached_property
     def reference(self):
         """The 2018 figures, with --reference; None otherwise."""
         from .. import reference_2018

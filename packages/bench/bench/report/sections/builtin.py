@@ -18,8 +18,9 @@ from ..collection import Grid, collect
 from .base import Section
 
 
-def _sentences(grid):
-    return [{"task": t, "column": c, "sentence": s} for t, c, s in tables.comparisons(grid)]
+def _sentences(found):
+    """report.json's records of tables.comparisons' (task, column, sentence)."""
+    return [{"task": t, "column": c, "sentence": s} for t, c, s in found]
 
 
 def _ratio(comparison):
@@ -42,17 +43,14 @@ class Comparisons(Section):
         return tables.comparisons(context.grid)  # [] still a key of report.json
 
     def markdown(self, found, context):
-        return tables.comparisons_markdown(context.grid)
+        return tables.comparisons_markdown(context.grid, found)
 
     def data(self, found, context):
-        return _sentences(context.grid)
+        return _sentences(found)
 
     def table(self, found, context):
         sentences = [s for _, _, s in found]
-        if context.to_target is not None:
-            sentences += [
-                f"By time to target: {s}" for _, _, s in tables.comparisons(context.to_target)
-            ]
+        sentences += [f"By time to target: {s}" for _, _, s in context.to_target_comparisons]
         if not sentences:
             return None
         return (
@@ -75,12 +73,12 @@ class TimeToTarget(Section):
         return context.to_target
 
     def markdown(self, found, context):
-        return tables.time_to_target_markdown(context.grid)
+        return tables.time_to_target_markdown(context.grid, found)
 
     def data(self, found, context):
         from ..document import cells_of
 
-        return {"cells": cells_of(found), "comparisons": _sentences(found)}
+        return {"cells": cells_of(found), "comparisons": _sentences(context.to_target_comparisons)}
 
     def html(self, found, context):
         from ..site import content, render
